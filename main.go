@@ -1,0 +1,25 @@
+// Command yunikorn-user-info-policy is the Kubewarden policy module. This file only wires the waPC
+// exports and logging; every decision lives in package policy.
+package main
+
+import (
+	"github.com/francoispqt/onelog"
+	sdk "github.com/kubewarden/policy-sdk-go"
+	_ "github.com/kubewarden/policy-sdk-go/protocol" // registers protocol_version ("v1") in its init
+	wapc "github.com/wapc/wapc-guest-tinygo"
+
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy"
+)
+
+func main() {
+	logger := onelog.New(&sdk.KubewardenLogWriter{}, onelog.ALL)
+	// policy never returns a Go error: the host would turn it into an HTTP 500 (SPEC.md "Bad input").
+	wapc.RegisterFunctions(wapc.Functions{
+		"validate": func(payload []byte) ([]byte, error) {
+			return policy.Validate(payload, logger), nil
+		},
+		"validate_settings": func(payload []byte) ([]byte, error) {
+			return policy.ValidateSettings(payload), nil
+		},
+	})
+}
