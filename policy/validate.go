@@ -1,17 +1,271 @@
 package policy
 
-import "github.com/francoispqt/onelog"
+import (
+	"strings"
+	"unsafe"
 
-// Validate answers a Kubewarden validate payload ({"request":..,"settings":..}) with a
-// ValidationResponse. It never fails: bad input is a rejection with code 400.
+	"github.com/francoispqt/onelog"
+	"github.com/tidwall/gjson"
+)
+
+// Validate answers a Kubewarden validate payload ({"request":..,"settings":..}) with a validation response.
+// It never fails: bad input is a rejection with code 400 (SPEC.md "Bad input"), since the host turns a Go
+// error into an HTTP 500 and, with failurePolicy Fail, that blocks every pod in the cluster.
 func Validate(payload []byte, logger *onelog.Logger) []byte {
-	_ = payload
-	_ = logger
-	return []byte(`{"accepted":true}`)
+	return evaluate(payload, logger).encode()
 }
 
 // ValidateSettings answers a Kubewarden validate_settings payload (the settings object).
 func ValidateSettings(payload []byte) []byte {
-	_ = payload
-	return []byte(`{"valid":true}`)
+	_, problem := CheckSettings(payload)
+	return settingsResponse{Valid: problem == "", Message: problem}.encode()
+}
+
+// evaluate reads the request in the order SPEC.md fixes: operation, then kind, then the request's own fields.
+func evaluate(payload []byte, logger *onelog.Logger) decision {
+	// The payload is only read and outlives the evaluation, so a string view of it is safe.
+	text := unsafe.String(unsafe.SliceData(payload), len(payload))
+	if !gjson.Valid(text) {
+		return badInput("the validate payload is not valid JSON")
+	}
+	r := readRequest(text)
+	if !r.present {
+		return badInput("the validate payload has no \"request\" object")
+	}
+	if r.operation.Type != gjson.String {
+		return badInput("request.operation is missing")
+	}
+	op := r.operation.Str
+	if op != opCreate && op != opUpdate {
+		return accept() // DELETE, CONNECT: nothing to stamp or protect
+	}
+	kind, ours := kindOf(r.group, r.kind)
+	if !ours {
+		return accept()
+	}
+	who, problem := readRequester(&r)
+	if problem != "" {
+		return badInput(problem)
+	}
+	settings, problem := ParseSettings([]byte(r.settings.Raw))
+	if problem != "" {
+		return badInput("the policy settings are not valid: " + problem)
+	}
+	e := evaluation{settings: settings, req: &r, who: who, kind: kind, log: logger}
+	switch {
+	case op == opCreate:
+		return e.create()
+	case kind.isPod():
+		return e.updatePod()
+	default:
+		return e.updateWorkload()
+	}
+}
+
+type evaluation struct {
+	settings Settings
+	req      *request
+	who      requester
+	kind     workload
+	log      *onelog.Logger
+}
+
+// create applies SPEC.md rules 1-4.
+func (e *evaluation) create() decision {
+	t, problem := findTarget(e.req.object, "request.object", e.kind, e.settings.LegacyUserLabel)
+	if problem != "" {
+		return badInput(problem)
+	}
+
+	// Rule 4: the template was copied from a parent that was already handled; changing it makes the
+	// deployment controller create ReplicaSets forever (YUNIKORN-1627).
+	if !e.kind.isPod() && e.systemUser() {
+		if t.annotation.Exists() && e.settings.BypassControllers {
+			if problem := CheckSuppliedValue(t.annotation.Str); problem != "" {
+				return e.invalidValue(problem)
+			}
+		}
+		e.debug("workload created by a system user: left unchanged (rule 4)")
+		return accept()
+	}
+
+	// Rule 1: a supplied value.
+	if t.annotation.Exists() {
+		if e.trusted() {
+			if problem := CheckSuppliedValue(t.annotation.Str); problem != "" {
+				return e.invalidValue(problem)
+			}
+			e.debug("supplied value kept: the requester is trusted (rule 1)")
+			return accept()
+		}
+		e.warn("refused an untrusted " + AnnotationKey + " value (rule 1)")
+		if e.settings.OnUntrustedAnnotation == ModeReject {
+			return reject(e.describeRequester() + " is not allowed to set the " + AnnotationKey +
+				" annotation: remove it and the policy records the requester's identity itself")
+		}
+		d := e.stampDecision(t)
+		d.warnings = append(d.warnings, "the "+AnnotationKey+" annotation in "+e.kind.where()+
+			" was replaced with the requester's identity: only trusted controllers and allow-listed submitters may set it")
+		return d
+	}
+
+	// Rule 2: the legacy label stands only for trusted submitters when bypassAuth is on.
+	if t.label.Exists() && t.label.Str != "" {
+		if e.settings.BypassAuth && e.trusted() {
+			e.warn("deprecated label " + e.settings.LegacyUserLabel + " kept as the user (rule 2)")
+			d := accept()
+			d.warnings = []string{"the " + e.settings.LegacyUserLabel + " label is deprecated: set the " +
+				AnnotationKey + ` annotation instead, e.g. {"user":"alice","groups":["devops"]}`}
+			return d
+		}
+		e.warn("deprecated label " + e.settings.LegacyUserLabel + " ignored: the requester is stamped (rule 2)")
+	}
+
+	// Rule 3: stamp the requester.
+	e.debug("stamped the requester (rule 3)")
+	return e.stampDecision(t)
+}
+
+// updatePod applies SPEC.md rule 5: nobody may change the annotation of an existing pod.
+func (e *evaluation) updatePod() decision {
+	newT, oldT, problem := e.targets()
+	if problem != "" {
+		return badInput(problem)
+	}
+	if !sameEntry(oldT.annotation, newT.annotation) {
+		e.warn("refused a change of " + AnnotationKey + " on an existing pod (rule 5)")
+		return reject("the " + AnnotationKey + " annotation cannot be changed once the pod exists: " +
+			"leave it as it is, or delete the pod and create a new one")
+	}
+	if e.labelGuarded(oldT) && !sameEntry(oldT.label, newT.label) {
+		e.warn("refused a change of " + e.settings.LegacyUserLabel + " on an existing pod (rule 5)")
+		return reject("the " + e.settings.LegacyUserLabel + " label cannot be changed once the pod exists: " +
+			"leave it as it is, or delete the pod and create a new one")
+	}
+	return accept()
+}
+
+// updateWorkload applies SPEC.md rules 6-9 to the pod template of a workload.
+func (e *evaluation) updateWorkload() decision {
+	newT, oldT, problem := e.targets()
+	if problem != "" {
+		return badInput(problem)
+	}
+	annotationChanged := !sameEntry(oldT.annotation, newT.annotation)
+	labelChanged := e.labelGuarded(oldT) && !sameEntry(oldT.label, newT.label)
+	if !annotationChanged && !labelChanged {
+		return accept() // rule 6: no mutation, so no rollout is caused
+	}
+	if e.trusted() { // rule 7
+		if annotationChanged && newT.annotation.Exists() {
+			if problem := CheckSuppliedValue(newT.annotation.Str); problem != "" {
+				return e.invalidValue(problem)
+			}
+		}
+		e.debug("template identity changed by a trusted requester (rule 7)")
+		return accept()
+	}
+
+	// Rule 8.
+	what := "the " + AnnotationKey + " annotation"
+	if !annotationChanged {
+		what = "the " + e.settings.LegacyUserLabel + " label"
+	}
+	e.warn("refused a change of " + what + " in a pod template (rule 8)")
+	if e.settings.OnUntrustedAnnotation == ModeReject {
+		return reject(e.describeRequester() + " is not allowed to change " + what + " in " + e.kind.where() +
+			" of this " + e.kind.name + ": leave it as it was")
+	}
+	doc := newT.doc
+	if annotationChanged {
+		doc = restoreEntry(newT, "annotations", AnnotationKey, oldT.annotation, newT.annotations)
+	}
+	if labelChanged {
+		t, problem := findTarget(docRoot(doc), "request.object", e.kind, e.settings.LegacyUserLabel)
+		if problem != "" {
+			return badInput(problem)
+		}
+		doc = restoreEntry(t, "labels", e.settings.LegacyUserLabel, oldT.label, t.labels)
+	}
+	return decision{accepted: true, mutated: doc, warnings: []string{what + " in " + e.kind.where() +
+		" was restored to its previous value: only trusted controllers and allow-listed submitters may change it"}}
+}
+
+// restoreEntry puts a map entry of the target (annotations or labels) back to its old value, or removes
+// it when the old template had none.
+func restoreEntry(t target, mapName, key string, old, newMap gjson.Result) string {
+	if old.Exists() {
+		return setPath(t.doc, t.container, []string{"metadata", mapName, key}, old.Raw)
+	}
+	return removeMember(t.doc, newMap, key)
+}
+
+// targets finds the target metadata in the new and the old object of an UPDATE.
+func (e *evaluation) targets() (newT, oldT target, problem string) {
+	if newT, problem = findTarget(e.req.object, "request.object", e.kind, e.settings.LegacyUserLabel); problem != "" {
+		return newT, oldT, problem
+	}
+	if !e.req.oldObject.Exists() || e.req.oldObject.Type == gjson.Null {
+		return newT, oldT, "request.oldObject is missing: an UPDATE needs the old object to compare with"
+	}
+	oldT, problem = findTarget(e.req.oldObject, "request.oldObject", e.kind, e.settings.LegacyUserLabel)
+	return newT, oldT, problem
+}
+
+// labelGuarded reports whether the legacy label is protected: only when the old object has no annotation
+// (rules 5 and 9) and legacy handling is on.
+func (e *evaluation) labelGuarded(old target) bool {
+	return e.settings.LegacyUserLabel != "" && !old.annotation.Exists()
+}
+
+func (e *evaluation) stampDecision(t target) decision {
+	value := UserInfo{User: e.who.username, Groups: e.who.groups}.Encode()
+	return decision{accepted: true, mutated: t.stamp(value)}
+}
+
+func (e *evaluation) invalidValue(problem string) decision {
+	return reject("the " + AnnotationKey + " annotation in " + e.kind.where() + " is not valid: " + problem +
+		`; a valid value looks like {"user":"alice","groups":["devops","system:authenticated"]}`)
+}
+
+// systemUser reports whether the requester matches systemUsers.
+func (e *evaluation) systemUser() bool { return e.settings.SystemUsers.MatchString(e.who.username) }
+
+// trusted reports a trusted controller or a trusted external (SPEC.md "Words").
+func (e *evaluation) trusted() bool {
+	if e.settings.BypassControllers && e.systemUser() {
+		return true
+	}
+	if !e.settings.BypassAuth {
+		return false
+	}
+	if e.settings.ExternalUsers.MatchString(e.who.username) {
+		return true
+	}
+	for _, g := range e.who.groups {
+		if e.settings.ExternalGroups.MatchString(g) {
+			return true
+		}
+	}
+	return false
+}
+
+// describeRequester renders the requester as upstream YuniKorn does in its rejection messages.
+func (e *evaluation) describeRequester() string {
+	return "user " + e.who.username + " with groups [" + strings.Join(e.who.groups, ",") + "]"
+}
+
+func (e *evaluation) debug(msg string) {
+	e.log.DebugWithFields(msg, e.fields)
+}
+
+func (e *evaluation) warn(msg string) {
+	e.log.WarnWithFields(msg, e.fields)
+}
+
+func (e *evaluation) fields(entry onelog.Entry) {
+	entry.String("user", e.who.username)
+	entry.String("kind", e.kind.name)
+	entry.String("operation", e.req.operation.Str)
+	entry.String("groups", strings.Join(e.who.groups, ","))
 }

@@ -1,0 +1,147 @@
+package wapchost
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/sys"
+)
+
+// Options configures a Host. The zero value discards everything the guest prints.
+type Options struct {
+	// Log receives each line the guest logs through the kubewarden/tracing/log host call (a JSON
+	// object from the SDK's logger), one newline-terminated Write per line. Nil discards them.
+	Log io.Writer
+	// Stdio receives what the guest writes to stdout, stderr and __console_log; TinyGo prints a
+	// panic's message there just before it traps. Nil discards it.
+	Stdio io.Writer
+	// Interruptible lets a cancelled or expired ctx stop a running guest, as policy-server's
+	// policy-timeout does. wazero then checks ctx inside every loop, which costs a little per call.
+	Interruptible bool
+}
+
+// Host holds one compiled policy module. It is safe for concurrent use: every Call runs in an
+// instance of its own.
+type Host struct {
+	runtime   wazero.Runtime
+	module    wazero.CompiledModule
+	config    wazero.ModuleConfig
+	log       io.Writer
+	stdio     io.Writer
+	startFunc []string
+}
+
+// Load compiles wasm and starts one throw-away instance, so that a module that is not waPC or whose
+// main fails is reported now rather than on the first evaluation (policy-server fails at start-up).
+func Load(ctx context.Context, wasm []byte, opts Options) (host *Host, err error) {
+	defer func() {
+		// wazero panics when this platform has no compiler. The interpreter is no stand-in: it is
+		// an order of magnitude slower than the wasmtime that policy-server runs.
+		if r := recover(); r != nil {
+			host, err = nil, fmt.Errorf("wazero has no compiler for %s/%s: %v", runtime.GOOS, runtime.GOARCH, r)
+		}
+	}()
+	rt := wazero.NewRuntimeWithConfig(ctx,
+		wazero.NewRuntimeConfigCompiler().WithCloseOnContextDone(opts.Interruptible))
+	h := &Host{runtime: rt, log: lockedOrDiscard(opts.Log), stdio: lockedOrDiscard(opts.Stdio)}
+	if err := h.instantiateImports(ctx); err != nil {
+		_ = rt.Close(ctx)
+		return nil, err
+	}
+	if h.module, err = rt.CompileModule(ctx, wasm); err != nil {
+		_ = rt.Close(ctx)
+		return nil, fmt.Errorf("compile module: %w", err)
+	}
+	exports := h.module.ExportedFunctions()
+	if exports[guestCallExport] == nil {
+		_ = rt.Close(ctx)
+		return nil, fmt.Errorf("module exports no %s: not a waPC module", guestCallExport)
+	}
+	for _, name := range []string{"_start", "wapc_init"} { // policy-server's order
+		if exports[name] != nil {
+			h.startFunc = append(h.startFunc, name)
+		}
+	}
+	h.config = wazero.NewModuleConfig().
+		WithName(""). // anonymous, so that any number of instances can coexist
+		WithStartFunctions(). // started by NewInstance, which tolerates proc_exit(0)
+		WithStdout(h.stdio).WithStderr(h.stdio).
+		WithSysWalltime().WithSysNanotime().WithRandSource(rand.Reader) // as wasmtime's WASI does
+
+	inst, err := h.NewInstance(ctx)
+	if err != nil {
+		_ = rt.Close(ctx)
+		return nil, err
+	}
+	_ = inst.Close(ctx)
+	return h, nil
+}
+
+// Call evaluates operation in a fresh instance, as policy-server does for every request: main()
+// and package initialisers run each time and no state survives between calls.
+func (h *Host) Call(ctx context.Context, operation string, payload []byte) ([]byte, error) {
+	inst, err := h.NewInstance(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer inst.Close(context.WithoutCancel(ctx))
+	return inst.Call(ctx, operation, payload)
+}
+
+// NewInstance instantiates the module and runs `_start` then `wapc_init` (each if exported). The
+// instance keeps its state across calls; benchmarks use it to separate start-up from evaluation.
+func (h *Host) NewInstance(ctx context.Context) (*Instance, error) {
+	inst := &Instance{host: h}
+	ctx = inst.bind(ctx)
+	mod, err := h.runtime.InstantiateModule(ctx, h.module, h.config)
+	if err != nil {
+		return nil, fmt.Errorf("instantiate module: %w", err)
+	}
+	inst.mod = mod
+	for _, name := range h.startFunc {
+		if _, err := mod.ExportedFunction(name).Call(ctx); err != nil && !cleanExit(err) {
+			_ = mod.Close(ctx)
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	inst.guestCall = mod.ExportedFunction(guestCallExport)
+	return inst, nil
+}
+
+// Close releases the compiled module and every instance still open.
+func (h *Host) Close(ctx context.Context) error {
+	return h.runtime.Close(ctx)
+}
+
+// cleanExit reports a proc_exit(0), which TinyGo's _start makes when main returns. Hosts built on
+// wasmtime treat it as a normal return; any other code is a failed start.
+func cleanExit(err error) bool {
+	var exit *sys.ExitError
+	return errors.As(err, &exit) && exit.ExitCode() == 0
+}
+
+// lockedWriter serialises writes from instances running on several goroutines, so that a sink such
+// as a bytes.Buffer never sees two log lines interleaved.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func lockedOrDiscard(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return &lockedWriter{w: w}
+}

@@ -1,0 +1,178 @@
+package policy
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/francoispqt/onelog"
+	"github.com/google/go-cmp/cmp"
+)
+
+// response is the validate answer as the host reads it.
+type response struct {
+	Accepted      bool            `json:"accepted"`
+	Message       string          `json:"message"`
+	Code          int             `json:"code"`
+	MutatedObject json.RawMessage `json:"mutated_object"`
+	Warnings      []string        `json:"warnings"`
+}
+
+const (
+	aliceValue = `{"user":"alice","groups":["devops","system:authenticated"]}`
+	bobValue   = `{"user":"bob","groups":["qa","system:authenticated"]}`
+)
+
+// fixture reads testdata/requests/<name>.json as a generic map, for tests to edit.
+func fixture(t *testing.T, name string) map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "requests", name+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var req map[string]any
+	if err := json.Unmarshal(data, &req); err != nil {
+		t.Fatal(err)
+	}
+	return req
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// evaluateRaw runs Validate on a raw payload and returns the response and the log lines.
+func evaluateRaw(t *testing.T, payload string) (response, string) {
+	t.Helper()
+	var logs bytes.Buffer
+	out := Validate([]byte(payload), onelog.New(&logs, onelog.ALL))
+	var resp response
+	if err := json.Unmarshal(out, &resp); err != nil {
+		t.Fatalf("response is not JSON: %v\n%s", err, out)
+	}
+	if !resp.Accepted && resp.Code != 400 {
+		t.Fatalf("a rejection must carry code 400, got %d: %s", resp.Code, out)
+	}
+	if resp.Accepted && (resp.Message != "" || resp.Code != 0) {
+		t.Fatalf("an acceptance carries no message or code: %s", out)
+	}
+	return resp, logs.String()
+}
+
+// evaluateReq runs Validate on an AdmissionRequest with settings (a JSON object text, "" for {}).
+func evaluateReq(t *testing.T, req map[string]any, settings string) (response, string) {
+	t.Helper()
+	if settings == "" {
+		settings = "{}"
+	}
+	return evaluateRaw(t, `{"request":`+mustJSON(t, req)+`,"settings":`+settings+`}`)
+}
+
+// path walks a generic JSON value; missing steps give nil.
+func path(v any, keys ...string) any {
+	for _, k := range keys {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[k]
+	}
+	return v
+}
+
+// templatePath is where each kind keeps the target metadata.
+func templatePath(kind string) []string {
+	switch kind {
+	case "Pod":
+		return []string{"metadata"}
+	case "CronJob":
+		return []string{"spec", "jobTemplate", "spec", "template", "metadata"}
+	}
+	return []string{"spec", "template", "metadata"}
+}
+
+// setEntry sets (or with value nil removes) a key of the target metadata's annotations or labels.
+func setEntry(obj map[string]any, kind, mapName, key string, value any) {
+	md := obj
+	for _, k := range templatePath(kind) {
+		next, ok := md[k].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			md[k] = next
+		}
+		md = next
+	}
+	m, ok := md[mapName].(map[string]any)
+	if !ok {
+		m = map[string]any{}
+		md[mapName] = m
+	}
+	if value == nil {
+		delete(m, key)
+		return
+	}
+	m[key] = value
+}
+
+func object(req map[string]any, field string) map[string]any {
+	o, _ := req[field].(map[string]any)
+	return o
+}
+
+// expectOnly checks that mutated equals the request's object except the one target-metadata entry,
+// which must be want (nil: absent). This is the splice's promise: nothing else changes.
+func expectOnly(t *testing.T, req map[string]any, resp response, kind, mapName, key string, want any) {
+	t.Helper()
+	if !resp.Accepted || len(resp.MutatedObject) == 0 {
+		t.Fatalf("want an accepted mutation, got %+v", resp)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(resp.MutatedObject, &got); err != nil {
+		t.Fatalf("mutated_object is not JSON: %v", err)
+	}
+	var wantObj map[string]any
+	if err := json.Unmarshal([]byte(mustJSON(t, object(req, "object"))), &wantObj); err != nil {
+		t.Fatal(err)
+	}
+	setEntry(wantObj, kind, mapName, key, want)
+	if diff := cmp.Diff(wantObj, got); diff != "" {
+		t.Fatalf("mutated object differs from the expectation (-want +got):\n%s", diff)
+	}
+}
+
+func expectAccepted(t *testing.T, resp response) {
+	t.Helper()
+	if !resp.Accepted || len(resp.MutatedObject) != 0 {
+		t.Fatalf("want accepted without mutation, got %+v", resp)
+	}
+}
+
+func expectRejected(t *testing.T, resp response, messageParts ...string) {
+	t.Helper()
+	if resp.Accepted {
+		t.Fatalf("want rejected, got accepted %+v", resp)
+	}
+	for _, part := range messageParts {
+		if !strings.Contains(resp.Message, part) {
+			t.Fatalf("message %q does not contain %q", resp.Message, part)
+		}
+	}
+}
+
+func expectWarning(t *testing.T, resp response, part string) {
+	t.Helper()
+	for _, w := range resp.Warnings {
+		if strings.Contains(w, part) {
+			return
+		}
+	}
+	t.Fatalf("no warning contains %q: %q", part, resp.Warnings)
+}

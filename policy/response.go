@@ -1,0 +1,71 @@
+package policy
+
+import (
+	"github.com/mailru/easyjson/jwriter"
+)
+
+// decision is the outcome of one evaluation, before encoding.
+type decision struct {
+	accepted bool
+	code     uint16
+	message  string
+	mutated  string // the whole mutated object; "" when nothing changed
+	warnings []string
+}
+
+func accept() decision { return decision{accepted: true} }
+
+// reject refuses the request with code 400 and a message that says what was wrong and what to do.
+func reject(message string) decision {
+	return decision{code: 400, message: message}
+}
+
+// badInput is a reject for a request the policy cannot read; SPEC.md "Bad input" asks for 400, never 500.
+func badInput(message string) decision { return reject(message) }
+
+// validationResponse is Kubewarden's ValidationResponse. The SDK's struct lacks warnings, hence our own.
+//
+//easyjson:json
+type validationResponse struct {
+	Accepted      bool     `json:"accepted"`
+	Message       string   `json:"message,omitempty"`
+	Code          uint16   `json:"code,omitempty"`
+	MutatedObject rawJSON  `json:"mutated_object,omitempty"`
+	Warnings      []string `json:"warnings,omitempty"`
+}
+
+func (d decision) encode() []byte {
+	resp := validationResponse{
+		Accepted:      d.accepted,
+		Message:       d.message,
+		Code:          d.code,
+		MutatedObject: rawJSON(d.mutated),
+		Warnings:      d.warnings,
+	}
+	w := jwriter.Writer{}
+	resp.MarshalEasyJSON(&w)
+	return w.Buffer.BuildBytes()
+}
+
+// settingsResponse is Kubewarden's SettingsValidationResponse.
+//
+//easyjson:json
+type settingsResponse struct {
+	Valid   bool   `json:"valid"`
+	Message string `json:"message,omitempty"`
+}
+
+func (s settingsResponse) encode() []byte {
+	w := jwriter.Writer{}
+	s.MarshalEasyJSON(&w)
+	return w.Buffer.BuildBytes()
+}
+
+// rawJSON is JSON text written as it is (the mutated object, already valid JSON by construction).
+type rawJSON string
+
+// MarshalEasyJSON writes the text unchanged.
+func (r rawJSON) MarshalEasyJSON(w *jwriter.Writer) { w.RawString(string(r)) }
+
+// IsDefined makes omitempty leave out an empty value.
+func (r rawJSON) IsDefined() bool { return r != "" }

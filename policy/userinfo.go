@@ -1,0 +1,81 @@
+package policy
+
+import (
+	"strconv"
+
+	"github.com/mailru/easyjson/jwriter"
+	"github.com/tidwall/gjson"
+)
+
+// AnnotationKey is the annotation YuniKorn reads the submitting user from.
+const AnnotationKey = "yunikorn.apache.org/user.info"
+
+// UserInfo is the value of the annotation, in YuniKorn's own encoding (SPEC.md "Value format"): keys in
+// this order, groups in the API server's order and left out when empty, Go encoding/json string escaping
+// (easyjson's writer escapes <, >, & and U+2028/U+2029 and replaces invalid UTF-8 exactly as encoding/json
+// does; a test compares the two byte for byte).
+//
+//easyjson:json
+type UserInfo struct {
+	User   string   `json:"user"`
+	Groups []string `json:"groups,omitempty"`
+}
+
+// Encode returns the annotation value for u.
+func (u UserInfo) Encode() string {
+	w := jwriter.Writer{}
+	u.MarshalEasyJSON(&w)
+	return string(w.Buffer.BuildBytes())
+}
+
+// CheckSuppliedValue applies SPEC.md's strict validator to a value supplied by a trusted requester and
+// returns "" when it is valid, or what is wrong with it. Upstream YuniKorn accepts null, {}, unknown and
+// duplicate keys; the scheduler would then read "nobody" or the last duplicate (and encoding/json matches
+// keys case-insensitively), so each of those is refused here.
+func CheckSuppliedValue(value string) string {
+	if !gjson.Valid(value) {
+		return "it is not valid JSON"
+	}
+	doc := gjson.Parse(value)
+	if !doc.IsObject() {
+		return `it must be a JSON object like {"user":"alice","groups":["devops"]}`
+	}
+	var problem string
+	var haveUser, haveGroups bool
+	doc.ForEach(func(key, val gjson.Result) bool {
+		switch key.Str {
+		case "user":
+			switch {
+			case haveUser:
+				problem = `the key "user" appears more than once`
+			case val.Type != gjson.String:
+				problem = `"user" must be a string`
+			case val.Str == "":
+				problem = `"user" must not be empty`
+			}
+			haveUser = true
+		case "groups":
+			switch {
+			case haveGroups:
+				problem = `the key "groups" appears more than once`
+			case !val.IsArray():
+				problem = `"groups" must be a list of strings`
+			default:
+				val.ForEach(func(_, g gjson.Result) bool {
+					if g.Type != gjson.String {
+						problem = `"groups" must be a list of strings`
+					}
+					return problem == ""
+				})
+			}
+			haveGroups = true
+		default:
+			problem = "unknown key " + strconv.Quote(key.Str) + `: only "user" and "groups" are allowed`
+		}
+		return problem == ""
+	})
+	if problem == "" && !haveUser {
+		problem = `the key "user" is missing`
+	}
+	return problem
+}
