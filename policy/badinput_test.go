@@ -1,0 +1,131 @@
+package policy
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/francoispqt/onelog"
+)
+
+func TestOperations_DeleteAndConnectAreAcceptedWhateverElseIsMissing(t *testing.T) {
+	for _, payload := range []string{
+		`{"request":{"operation":"DELETE"}}`,
+		`{"request":{"operation":"CONNECT","kind":{"kind":"Pod"}}}`,
+		`{"request":{"operation":"DELETE","kind":{"group":"","kind":"Pod"},"userInfo":null,"object":null}}`,
+	} {
+		resp, _ := evaluateRaw(t, payload)
+		expectAccepted(t, resp)
+	}
+	resp, _ := evaluateReq(t, fixture(t, "pod-delete"), "")
+	expectAccepted(t, resp)
+}
+
+func TestKinds_OtherKindsAreAcceptedUnchanged(t *testing.T) {
+	for _, kind := range []string{
+		`{"group":"","kind":"ConfigMap"}`,
+		`{"group":"example.com","kind":"Job"}`, // a Job of another group is not ours
+		`{"group":"apps","kind":"Pod"}`,
+		`{"group":"","kind":"Deployment"}`,
+		`{"group":"autoscaling","kind":"Scale"}`, // deployments/scale
+		`{"group":"","kind":"Binding"}`,          // pods/binding
+		`{"group":"","kind":"pod"}`,
+	} {
+		payload := `{"request":{"operation":"CREATE","kind":` + kind + `},"settings":{}}`
+		resp, _ := evaluateRaw(t, payload)
+		expectAccepted(t, resp)
+	}
+	resp, _ := evaluateReq(t, fixture(t, "deployment-scale"), "")
+	expectAccepted(t, resp)
+}
+
+func TestBadInput_IsRejectedWith400AndAMessage(t *testing.T) {
+	const pod = `"kind":{"group":"","kind":"Pod"}`
+	const deploy = `"kind":{"group":"apps","kind":"Deployment"}`
+	const alice = `"userInfo":{"username":"alice","groups":["devops"]}`
+	for _, tc := range []struct{ name, payload, want string }{
+		{"not JSON", `{"request":`, "the validate payload is not valid JSON"},
+		{"empty payload", ``, "the validate payload is not valid JSON"},
+		{"trailing garbage", `{"request":{}} {}`, "the validate payload is not valid JSON"},
+		{"no request", `{"settings":{}}`, `no "request" object`},
+		{"request not an object", `{"request":"CREATE"}`, `no "request" object`},
+		{"no operation", `{"request":{` + pod + `}}`, "request.operation is missing"},
+		{"operation not a string", `{"request":{"operation":1}}`, "request.operation is missing"},
+		{"no userInfo", `{"request":{"operation":"CREATE",` + pod + `,"object":{}}}`, "request.userInfo is missing"},
+		{"userInfo not an object", `{"request":{"operation":"CREATE",` + pod + `,"userInfo":"alice","object":{}}}`, "request.userInfo is missing"},
+		{"no username", `{"request":{"operation":"CREATE",` + pod + `,"userInfo":{"groups":["a"]},"object":{}}}`, "request.userInfo.username is missing or empty"},
+		{"empty username", `{"request":{"operation":"UPDATE",` + pod + `,"userInfo":{"username":""},"object":{}}}`, "request.userInfo.username is missing or empty"},
+		{"username not a string", `{"request":{"operation":"CREATE",` + pod + `,"userInfo":{"username":7},"object":{}}}`, "request.userInfo.username is missing or empty"},
+		{"groups not a list", `{"request":{"operation":"CREATE",` + pod + `,"userInfo":{"username":"a","groups":"g"},"object":{}}}`, "request.userInfo.groups must be a list of strings"},
+		{"group not a string", `{"request":{"operation":"CREATE",` + pod + `,"userInfo":{"username":"a","groups":[1]},"object":{}}}`, "request.userInfo.groups must be a list of strings"},
+		{"no object", `{"request":{"operation":"CREATE",` + pod + `,` + alice + `}}`, "request.object is missing or not an object"},
+		{"null object", `{"request":{"operation":"CREATE",` + pod + `,` + alice + `,"object":null}}`, "request.object is missing or not an object"},
+		{"object not an object", `{"request":{"operation":"CREATE",` + pod + `,` + alice + `,"object":[]}}`, "request.object is missing or not an object"},
+		{"metadata not an object", `{"request":{"operation":"CREATE",` + pod + `,` + alice + `,"object":{"metadata":"x"}}}`, "request.object.metadata must be an object"},
+		{"annotations not an object", `{"request":{"operation":"CREATE",` + pod + `,` + alice + `,"object":{"metadata":{"annotations":[]}}}}`, "request.object.metadata.annotations must be an object of strings"},
+		{"annotation not a string", `{"request":{"operation":"CREATE",` + pod + `,` + alice + `,"object":{"metadata":{"annotations":{"yunikorn.apache.org/user.info":{"user":"a"}}}}}}`, `request.object.metadata.annotations["yunikorn.apache.org/user.info"] must be a string`},
+		{"labels not an object", `{"request":{"operation":"CREATE",` + pod + `,` + alice + `,"object":{"metadata":{"labels":"x"}}}}`, "request.object.metadata.labels must be an object of strings"},
+		{"legacy label not a string", `{"request":{"operation":"CREATE",` + pod + `,` + alice + `,"object":{"metadata":{"labels":{"yunikorn.apache.org/username":1}}}}}`, `request.object.metadata.labels["yunikorn.apache.org/username"] must be a string`},
+		{"duplicate annotation", `{"request":{"operation":"CREATE",` + pod + `,` + alice + `,"object":{"metadata":{"annotations":{"yunikorn.apache.org/user.info":"{\"user\":\"a\"}","yunikorn.apache.org/user\u002einfo":"{\"user\":\"b\"}"}}}}}`, `has the key "yunikorn.apache.org/user.info" more than once`},
+		{"duplicate metadata", `{"request":{"operation":"CREATE",` + pod + `,` + alice + `,"object":{"metadata":{},"metadata":{}}}}`, `request.object has the key "metadata" more than once`},
+		{"workload without template", `{"request":{"operation":"CREATE",` + deploy + `,` + alice + `,"object":{"spec":{}}}}`, "request.object.spec.template is missing or not an object: a Deployment needs a pod template"},
+		{"workload without spec", `{"request":{"operation":"CREATE",` + deploy + `,` + alice + `,"object":{}}}`, "request.object.spec is missing or not an object"},
+		{"template not an object", `{"request":{"operation":"CREATE",` + deploy + `,` + alice + `,"object":{"spec":{"template":null}}}}`, "request.object.spec.template is missing or not an object"},
+		{"cronjob without jobTemplate", `{"request":{"operation":"CREATE","kind":{"group":"batch","kind":"CronJob"},` + alice + `,"object":{"spec":{"template":{}}}}}`, "request.object.spec.jobTemplate is missing or not an object: a CronJob needs a pod template"},
+		{"update without oldObject", `{"request":{"operation":"UPDATE",` + pod + `,` + alice + `,"object":{}}}`, "request.oldObject is missing: an UPDATE needs the old object"},
+		{"update with null oldObject", `{"request":{"operation":"UPDATE",` + deploy + `,` + alice + `,"object":{"spec":{"template":{}}},"oldObject":null}}`, "request.oldObject is missing"},
+		{"old template missing", `{"request":{"operation":"UPDATE",` + deploy + `,` + alice + `,"object":{"spec":{"template":{}}},"oldObject":{"spec":{}}}}`, "request.oldObject.spec.template is missing"},
+		{"invalid settings", `{"request":{"operation":"CREATE",` + pod + `,` + alice + `,"object":{}},"settings":{"bypassAuth":"yes"}}`, "the policy settings are not valid: bypassAuth: must be true or false"},
+		{"settings not an object", `{"request":{"operation":"CREATE",` + pod + `,` + alice + `,"object":{}},"settings":[]}`, "the policy settings are not valid: settings must be a JSON object"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, _ := evaluateRaw(t, tc.payload)
+			expectRejected(t, resp, tc.want)
+		})
+	}
+}
+
+func TestBadInput_MissingSettingsMeanDefaults(t *testing.T) {
+	payload := `{"request":{"operation":"CREATE","kind":{"group":"","kind":"Pod"},"userInfo":{"username":"alice"},"object":{}}}`
+	resp, _ := evaluateRaw(t, payload)
+	if string(resp.MutatedObject) != `{"metadata":{"annotations":{"yunikorn.apache.org/user.info":"{\"user\":\"alice\"}"}}}` {
+		t.Fatalf("got %+v", resp)
+	}
+}
+
+func TestResponse_IdenticalInputGivesIdenticalBytes(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "testdata", "requests", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no fixtures: %v", err)
+	}
+	logger := onelog.New(&bytes.Buffer{}, onelog.ALL)
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		payload := []byte(`{"request":` + string(data) + `,"settings":{"onUntrustedAnnotation":"replace"}}`)
+		first := Validate(payload, logger)
+		for i := 0; i < 3; i++ {
+			if again := Validate(payload, logger); !bytes.Equal(first, again) {
+				t.Fatalf("%s: output differs between runs", file)
+			}
+		}
+		if !strings.HasPrefix(string(first), `{"accepted":`) {
+			t.Fatalf("%s: %s", file, first)
+		}
+	}
+}
+
+func TestResponse_Shape(t *testing.T) {
+	logger := onelog.New(&bytes.Buffer{}, onelog.ALL)
+	if got := string(Validate([]byte(`{"request":{"operation":"DELETE"}}`), logger)); got != `{"accepted":true}` {
+		t.Fatalf("accept: %s", got)
+	}
+	got := string(Validate([]byte(`{"request":{}}`), logger))
+	if got != `{"accepted":false,"message":"request.operation is missing","code":400}` {
+		t.Fatalf("reject: %s", got)
+	}
+}

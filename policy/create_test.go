@@ -1,0 +1,355 @@
+package policy
+
+import (
+	"strings"
+	"testing"
+)
+
+// kinds maps each kind the policy handles to a fixture of alice creating it.
+var kinds = map[string]string{
+	"Pod":                   "pod-create-alice",
+	"Deployment":            "deployment-create-alice",
+	"ReplicaSet":            "replicaset-create-alice",
+	"StatefulSet":           "statefulset-create-alice",
+	"DaemonSet":             "daemonset-create-alice",
+	"Job":                   "job-create-alice",
+	"CronJob":               "cronjob-create-alice",
+	"ReplicationController": "replicationcontroller-create-alice",
+}
+
+var (
+	bob = map[string]any{"username": "bob", "groups": []any{"qa", "system:authenticated"}}
+	rsc = map[string]any{"username": "system:serviceaccount:kube-system:replicaset-controller",
+		"groups": []any{"system:serviceaccounts", "system:serviceaccounts:kube-system", "system:authenticated"}}
+	kcm     = map[string]any{"username": "system:kube-controller-manager", "groups": []any{"system:authenticated"}}
+	airflow = map[string]any{"username": "airflow", "groups": []any{"workflow-engines", "system:authenticated"}}
+	spark   = map[string]any{"username": "spark-gateway", "groups": []any{"spark-submitters", "system:authenticated"}}
+)
+
+const (
+	externalSettings      = `{"bypassAuth":true,"externalUsers":["^airflow$"],"externalGroups":["^spark-submitters$"]}`
+	rejectSettings        = `{"onUntrustedAnnotation":"reject"}`
+	noControllersSettings = `{"bypassControllers":false}`
+)
+
+// as returns the fixture with another requester and, unless value is nil, the annotation set to value.
+func as(t *testing.T, name, kind string, user map[string]any, value any) map[string]any {
+	t.Helper()
+	req := fixture(t, name)
+	req["userInfo"] = user
+	if value != nil {
+		setEntry(object(req, "object"), kind, "annotations", AnnotationKey, value)
+	}
+	return req
+}
+
+func TestCreate_Rule3_StampsTheRequesterOnEveryKind(t *testing.T) {
+	for kind, name := range kinds {
+		t.Run(kind, func(t *testing.T) {
+			req := fixture(t, name)
+			resp, logs := evaluateReq(t, req, "")
+			expectOnly(t, req, resp, kind, "annotations", AnnotationKey, aliceValue)
+			if len(resp.Warnings) != 0 {
+				t.Fatalf("a plain stamp carries no warning: %q", resp.Warnings)
+			}
+			if !strings.Contains(logs, `"level":"debug"`) {
+				t.Fatalf("routine decisions log at debug: %s", logs)
+			}
+		})
+	}
+}
+
+func TestCreate_Rule3_WorkloadOwnMetadataIsNotTouched(t *testing.T) {
+	req := fixture(t, "deployment-create-alice")
+	resp, _ := evaluateReq(t, req, "")
+	// expectOnly compares the whole object: the Deployment's own annotations stay {"team":"a"}.
+	expectOnly(t, req, resp, "Deployment", "annotations", AnnotationKey, aliceValue)
+}
+
+func TestCreate_Rule3_StampKeepsEveryOtherByte(t *testing.T) {
+	// The splice inserts one member; removing it must give back the original text exactly, including
+	// replicas: 0, allowPrivilegeEscalation: false, runAsUser: 0, hostUsers: false, {} and unknown fields.
+	for kind, name := range kinds {
+		t.Run(kind, func(t *testing.T) {
+			req := fixture(t, name)
+			original := mustJSON(t, object(req, "object"))
+			for _, must := range []string{`"allowPrivilegeEscalation":false`, `"runAsUser":0`, `"nodeSelector":{}`, `"x-unknown-field"`} {
+				if !strings.Contains(original, must) {
+					t.Fatalf("fixture lacks %s", must)
+				}
+			}
+			resp, _ := evaluateReq(t, req, "")
+			// The fixtures' templates have metadata without annotations: the splice adds the map.
+			inserted := `"annotations":{"` + AnnotationKey + `":` + jsonString(aliceValue) + `},`
+			got := string(resp.MutatedObject)
+			if strings.Count(got, inserted) != 1 || strings.Replace(got, inserted, "", 1) != original {
+				t.Fatalf("mutated object differs beyond the annotation:\n got %.300s...\nwant %.300s...", got, original)
+			}
+		})
+	}
+}
+
+func TestCreate_Rule3_CreatesMissingMetadataAndAnnotations(t *testing.T) {
+	const stamped = `"metadata":{"annotations":{"yunikorn.apache.org/user.info":"{\"user\":\"alice\",\"groups\":[\"devops\",\"system:authenticated\"]}"}}`
+	for _, tc := range []struct{ name, object, want string }{
+		{"no metadata", `{"kind":"Pod","spec":{}}`, `{` + stamped + `,"kind":"Pod","spec":{}}`},
+		{"null metadata", `{"kind":"Pod","metadata":null}`, `{"kind":"Pod",` + stamped + `}`},
+		{"empty object", `{}`, `{` + stamped + `}`},
+		{"no annotations", `{"metadata":{"name":"p"}}`,
+			`{"metadata":{"annotations":{"yunikorn.apache.org/user.info":"{\"user\":\"alice\",\"groups\":[\"devops\",\"system:authenticated\"]}"},"name":"p"}}`},
+		{"null annotations", `{"metadata":{"annotations":null}}`,
+			`{"metadata":{"annotations":{"yunikorn.apache.org/user.info":"{\"user\":\"alice\",\"groups\":[\"devops\",\"system:authenticated\"]}"}}}`},
+		{"empty annotations", `{"metadata":{"annotations":{ }}}`,
+			`{"metadata":{"annotations":{"yunikorn.apache.org/user.info":"{\"user\":\"alice\",\"groups\":[\"devops\",\"system:authenticated\"]}" }}}`},
+		{"other annotations", `{"metadata":{"annotations":{"a":"b"}}}`,
+			`{"metadata":{"annotations":{"yunikorn.apache.org/user.info":"{\"user\":\"alice\",\"groups\":[\"devops\",\"system:authenticated\"]}","a":"b"}}}`},
+		{"whitespace kept", "{ \"metadata\" : { \"annotations\" : { \"a\" : \"b\" } } }",
+			"{ \"metadata\" : { \"annotations\" : {\"yunikorn.apache.org/user.info\":\"{\\\"user\\\":\\\"alice\\\",\\\"groups\\\":[\\\"devops\\\",\\\"system:authenticated\\\"]}\", \"a\" : \"b\" } } }"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			payload := `{"request":{"operation":"CREATE","kind":{"group":"","version":"v1","kind":"Pod"},` +
+				`"userInfo":{"username":"alice","groups":["devops","system:authenticated"]},"object":` + tc.object + `},"settings":{}}`
+			resp, _ := evaluateRaw(t, payload)
+			if string(resp.MutatedObject) != tc.want {
+				t.Fatalf("got  %s\nwant %s", resp.MutatedObject, tc.want)
+			}
+		})
+	}
+}
+
+func TestCreate_Rule3_TemplateMetadataIsCreatedWhenMissing(t *testing.T) {
+	req := fixture(t, "cronjob-create-alice")
+	tmpl := path(req, "object", "spec", "jobTemplate", "spec", "template").(map[string]any)
+	delete(tmpl, "metadata")
+	resp, _ := evaluateReq(t, req, "")
+	expectOnly(t, req, resp, "CronJob", "annotations", AnnotationKey, aliceValue)
+}
+
+func TestCreate_Rule3_EscapedKeyIsTheSameKey(t *testing.T) {
+	// `user\u002einfo` is the annotation: a forged value written with escapes is replaced, not duplicated.
+	payload := `{"request":{"operation":"CREATE","kind":{"group":"","kind":"Pod"},"userInfo":{"username":"bob"},` +
+		`"object":{"metadata":{"annotations":{"yunikorn.apache.org/user\u002einfo":"{\"user\":\"alice\"}"}}}},"settings":{}}`
+	resp, _ := evaluateRaw(t, payload)
+	if string(resp.MutatedObject) != `{"metadata":{"annotations":{"yunikorn.apache.org/user\u002einfo":"{\"user\":\"bob\"}"}}}` {
+		t.Fatalf("got %s", resp.MutatedObject)
+	}
+	expectWarning(t, resp, "was replaced")
+}
+
+func TestCreate_Rule3_ControllerWithoutAnnotationGetsItsOwnIdentity(t *testing.T) {
+	req := fixture(t, "pod-create-job-controller-no-annotation")
+	resp, _ := evaluateReq(t, req, "")
+	expectOnly(t, req, resp, "Pod", "annotations", AnnotationKey,
+		`{"user":"system:serviceaccount:kube-system:job-controller","groups":["system:serviceaccounts","system:serviceaccounts:kube-system","system:authenticated"]}`)
+}
+
+func TestCreate_Rule3_StampsWhenBypassAuthIsOn(t *testing.T) {
+	// Upstream adds nothing when bypassAuth is on; the design (and SPEC.md) stamps.
+	req := as(t, "pod-create-alice", "Pod", airflow, nil)
+	resp, _ := evaluateReq(t, req, externalSettings)
+	expectOnly(t, req, resp, "Pod", "annotations", AnnotationKey, `{"user":"airflow","groups":["workflow-engines","system:authenticated"]}`)
+}
+
+func TestCreate_Rule1_UntrustedAnnotationIsReplaced(t *testing.T) {
+	for kind, name := range kinds {
+		t.Run(kind, func(t *testing.T) {
+			req := as(t, name, kind, bob, aliceValue)
+			resp, logs := evaluateReq(t, req, "")
+			expectOnly(t, req, resp, kind, "annotations", AnnotationKey, bobValue)
+			expectWarning(t, resp, "annotation in "+strings.Join(templatePath(kind), ".")+" was replaced with the requester's identity")
+			if !strings.Contains(logs, `"level":"warn"`) {
+				t.Fatalf("refused impersonation logs at warn: %s", logs)
+			}
+		})
+	}
+}
+
+func TestCreate_Rule1_UntrustedAnnotationIsRejected(t *testing.T) {
+	for kind, name := range kinds {
+		t.Run(kind, func(t *testing.T) {
+			resp, _ := evaluateReq(t, as(t, name, kind, bob, aliceValue), rejectSettings)
+			expectRejected(t, resp, "user bob with groups [qa,system:authenticated] is not allowed to set the yunikorn.apache.org/user.info annotation")
+		})
+	}
+}
+
+func TestCreate_Rule1_EvenAnEmptyUntrustedValueIsReplaced(t *testing.T) {
+	req := as(t, "pod-create-alice", "Pod", bob, "")
+	resp, _ := evaluateReq(t, req, "")
+	expectOnly(t, req, resp, "Pod", "annotations", AnnotationKey, bobValue)
+}
+
+func TestCreate_Rule1_TrustedControllerValueIsKept(t *testing.T) {
+	for _, name := range []string{"pod-create-replicaset-controller", "pod-create-kube-controller-manager"} {
+		t.Run(name, func(t *testing.T) {
+			resp, _ := evaluateReq(t, fixture(t, name), "")
+			expectAccepted(t, resp)
+			resp, _ = evaluateReq(t, fixture(t, name), rejectSettings)
+			expectAccepted(t, resp)
+		})
+	}
+}
+
+func TestCreate_Rule1_TrustedExternalValueIsKept(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		user map[string]any
+	}{{"by user", airflow}, {"by group", spark}} {
+		t.Run(tc.name, func(t *testing.T) {
+			for kind, name := range kinds {
+				resp, _ := evaluateReq(t, as(t, name, kind, tc.user, aliceValue), externalSettings)
+				if kind == "Pod" || !strings.HasPrefix(tc.user["username"].(string), "system:") {
+					expectAccepted(t, resp)
+				}
+			}
+		})
+	}
+}
+
+func TestCreate_Rule1_ExternalListsNeedBypassAuth(t *testing.T) {
+	// [design] BYPASS_AUTH gates the external lists; upstream applies them always.
+	req := as(t, "pod-create-alice", "Pod", airflow, aliceValue)
+	resp, _ := evaluateReq(t, req, `{"externalUsers":["^airflow$"]}`)
+	expectOnly(t, req, resp, "Pod", "annotations", AnnotationKey, `{"user":"airflow","groups":["workflow-engines","system:authenticated"]}`)
+}
+
+func TestCreate_Rule1_ExternalGroupMatchesAnyOneGroup(t *testing.T) {
+	user := map[string]any{"username": "carol", "groups": []any{"devs", "spark-submitters"}}
+	resp, _ := evaluateReq(t, as(t, "pod-create-alice", "Pod", user, aliceValue), externalSettings)
+	expectAccepted(t, resp)
+}
+
+func TestCreate_Rule1_TrustedInvalidValueIsRejected(t *testing.T) {
+	for _, value := range []string{"", "null", "{}", `{"user":""}`, `{"user":"alice","groups":null}`,
+		`{"user":"alice","uid":"x"}`, `{"user":"bob","user":"alice"}`, `{"user":"alice"} trailing`, `{"USER":"alice"}`} {
+		t.Run(value, func(t *testing.T) {
+			resp, _ := evaluateReq(t, as(t, "pod-create-alice", "Pod", rsc, value), "")
+			expectRejected(t, resp, "the yunikorn.apache.org/user.info annotation in metadata is not valid: ", `a valid value looks like`)
+		})
+	}
+}
+
+func TestCreate_Rule1_BypassControllersOffTreatsControllersAsUntrusted(t *testing.T) {
+	req := fixture(t, "pod-create-replicaset-controller")
+	resp, _ := evaluateReq(t, req, noControllersSettings)
+	expectOnly(t, req, resp, "Pod", "annotations", AnnotationKey,
+		`{"user":"system:serviceaccount:kube-system:replicaset-controller","groups":["system:serviceaccounts","system:serviceaccounts:kube-system","system:authenticated"]}`)
+	expectWarning(t, resp, "was replaced")
+
+	resp, _ = evaluateReq(t, req, `{"bypassControllers":false,"onUntrustedAnnotation":"reject"}`)
+	expectRejected(t, resp, "user system:serviceaccount:kube-system:replicaset-controller with groups [system:serviceaccounts,system:serviceaccounts:kube-system,system:authenticated] is not allowed to set")
+}
+
+func TestCreate_Rule1_LookalikeNamespaceIsNotASystemUser(t *testing.T) {
+	evil := map[string]any{"username": "system:serviceaccount:kube-system-evil:replicaset-controller", "groups": []any{"system:serviceaccounts"}}
+	req := as(t, "pod-create-alice", "Pod", evil, aliceValue)
+	resp, _ := evaluateReq(t, req, "")
+	expectOnly(t, req, resp, "Pod", "annotations", AnnotationKey, `{"user":"system:serviceaccount:kube-system-evil:replicaset-controller","groups":["system:serviceaccounts"]}`)
+}
+
+func TestCreate_Rule2_LegacyLabelStandsForTrustedSubmitters(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		user map[string]any
+	}{{"trusted external", airflow}, {"trusted controller", rsc}} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := as(t, "pod-create-legacy-label", "Pod", tc.user, nil)
+			resp, logs := evaluateReq(t, req, externalSettings)
+			expectAccepted(t, resp)
+			expectWarning(t, resp, "the yunikorn.apache.org/username label is deprecated")
+			if !strings.Contains(logs, `"level":"warn"`) {
+				t.Fatalf("the legacy label logs at warn: %s", logs)
+			}
+		})
+	}
+}
+
+func TestCreate_Rule2_LegacyLabelIsIgnoredOtherwise(t *testing.T) {
+	for _, tc := range []struct {
+		name, settings string
+		user           map[string]any
+	}{
+		{"bypassAuth off", "", airflow},
+		{"bypassAuth off, controller", "", rsc},
+		{"untrusted requester", externalSettings, bob},
+		{"legacy handling off", `{"bypassAuth":true,"externalUsers":"^airflow$","legacyUserLabel":""}`, airflow},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := as(t, "pod-create-legacy-label", "Pod", tc.user, nil)
+			resp, logs := evaluateReq(t, req, tc.settings)
+			value := UserInfo{User: tc.user["username"].(string)}
+			for _, g := range tc.user["groups"].([]any) {
+				value.Groups = append(value.Groups, g.(string))
+			}
+			expectOnly(t, req, resp, "Pod", "annotations", AnnotationKey, value.Encode())
+			if tc.settings == "" && !strings.Contains(logs, `"level":"warn"`) {
+				t.Fatalf("an ignored legacy label logs at warn: %s", logs)
+			}
+		})
+	}
+}
+
+func TestCreate_Rule2_EmptyLegacyLabelIsNoLabel(t *testing.T) {
+	req := as(t, "pod-create-legacy-label", "Pod", airflow, nil)
+	setEntry(object(req, "object"), "Pod", "labels", "yunikorn.apache.org/username", "")
+	resp, _ := evaluateReq(t, req, externalSettings)
+	expectOnly(t, req, resp, "Pod", "annotations", AnnotationKey, `{"user":"airflow","groups":["workflow-engines","system:authenticated"]}`)
+}
+
+func TestCreate_Rule2_CustomLegacyLabel(t *testing.T) {
+	req := as(t, "pod-create-alice", "Pod", airflow, nil)
+	setEntry(object(req, "object"), "Pod", "labels", "example.com/owner", "alice")
+	resp, _ := evaluateReq(t, req, `{"bypassAuth":true,"externalUsers":"^airflow$","legacyUserLabel":"example.com/owner"}`)
+	expectAccepted(t, resp)
+	expectWarning(t, resp, "the example.com/owner label is deprecated")
+}
+
+func TestCreate_Rule2_AnnotationWinsOverLabel(t *testing.T) {
+	req := as(t, "pod-create-legacy-label", "Pod", airflow, aliceValue)
+	resp, _ := evaluateReq(t, req, externalSettings)
+	expectAccepted(t, resp)
+	if len(resp.Warnings) != 0 {
+		t.Fatalf("the label plays no part when the annotation is there: %q", resp.Warnings)
+	}
+}
+
+func TestCreate_Rule4_WorkloadBySystemUserIsNeverMutated(t *testing.T) {
+	for _, tc := range []struct{ name, fixture, settings string }{
+		{"ReplicaSet from the deployment controller", "replicaset-create-deployment-controller", ""},
+		{"Job from the cronjob controller", "job-create-cronjob-controller", ""},
+		{"bypassControllers off", "replicaset-create-deployment-controller", noControllersSettings},
+		{"reject mode", "replicaset-create-deployment-controller", `{"bypassControllers":false,"onUntrustedAnnotation":"reject"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, _ := evaluateReq(t, fixture(t, tc.fixture), tc.settings)
+			expectAccepted(t, resp)
+		})
+	}
+}
+
+func TestCreate_Rule4_SystemUserWorkloadWithoutAnnotationIsNotStamped(t *testing.T) {
+	for kind, name := range kinds {
+		if kind == "Pod" {
+			continue
+		}
+		t.Run(kind, func(t *testing.T) {
+			resp, _ := evaluateReq(t, as(t, name, kind, kcm, nil), "")
+			expectAccepted(t, resp)
+		})
+	}
+}
+
+func TestCreate_Rule4_TrustedSystemUserValueIsValidated(t *testing.T) {
+	req := as(t, "replicaset-create-deployment-controller", "ReplicaSet", rsc, `{"user":"alice","groups":null}`)
+	resp, _ := evaluateReq(t, req, "")
+	expectRejected(t, resp, "the yunikorn.apache.org/user.info annotation in spec.template.metadata is not valid")
+	// Untrusted system user (bypassControllers off): never rejected for carrying the annotation.
+	resp, _ = evaluateReq(t, req, noControllersSettings)
+	expectAccepted(t, resp)
+}
+
+func TestCreate_Rule4_DoesNotApplyToPods(t *testing.T) {
+	req := as(t, "pod-create-alice", "Pod", kcm, nil)
+	resp, _ := evaluateReq(t, req, "")
+	expectOnly(t, req, resp, "Pod", "annotations", AnnotationKey, `{"user":"system:kube-controller-manager","groups":["system:authenticated"]}`)
+}
