@@ -258,4 +258,3 @@ func TestUpdateWorkload_Rule9_LegacyLabelIsGuardedWithoutAnnotation(t *testing.T
 		expectOnly(t, req, resp, "Job", "annotations", AnnotationKey, nil)
 	})
 }
-
