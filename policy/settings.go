@@ -54,27 +54,68 @@ type Settings struct {
 // Patterns is a list of Go RE2 regexes matched unanchored, like upstream YuniKorn (MatchString).
 type Patterns struct {
 	sources  []string
-	compiled []*regexp.Regexp
+	matchers []matcher
 }
 
-// MatchString reports whether any pattern matches s, compiling the list on first use.
+// matcher matches one pattern: by string comparison when the pattern is a plain literal between an optional
+// ^ and $ (the defaults are), else with the compiled regex. Compiling a regex costs more than the whole
+// rest of a decision in a fresh wasm instance, and policy-server pays it on every request.
+type matcher struct {
+	literal    string
+	start, end bool // anchored at ^ / $
+	re         *regexp.Regexp
+}
+
+// MatchString reports whether any pattern matches s, preparing the list on first use.
 func (p *Patterns) MatchString(s string) bool {
-	if p.compiled == nil && len(p.sources) > 0 {
-		p.compiled = make([]*regexp.Regexp, 0, len(p.sources))
+	if p.matchers == nil && len(p.sources) > 0 {
+		p.matchers = make([]matcher, 0, len(p.sources))
 		for _, src := range p.sources {
-			re, err := regexp.Compile(src)
-			if err != nil {
-				continue // ParseSettings checked every pattern; an unparsable one matches nobody
+			if m, ok := literalMatcher(src); ok {
+				p.matchers = append(p.matchers, m)
+			} else if re, err := regexp.Compile(src); err == nil {
+				p.matchers = append(p.matchers, matcher{re: re})
 			}
-			p.compiled = append(p.compiled, re)
+			// else: CheckSettings refused it at start-up; an uncompilable pattern matches nobody.
 		}
 	}
-	for _, re := range p.compiled {
-		if re.MatchString(s) {
+	for i := range p.matchers {
+		if p.matchers[i].match(s) {
 			return true
 		}
 	}
 	return false
+}
+
+func (m *matcher) match(s string) bool {
+	switch {
+	case m.re != nil:
+		return m.re.MatchString(s)
+	case m.start && m.end:
+		return s == m.literal
+	case m.start:
+		return strings.HasPrefix(s, m.literal)
+	case m.end:
+		return strings.HasSuffix(s, m.literal)
+	}
+	return strings.Contains(s, m.literal)
+}
+
+// literalMatcher recognises patterns without regex syntax apart from a leading ^ and a trailing $. In RE2
+// without flags, ^ and $ match only at the start and the end of the text, so string comparison is exact.
+func literalMatcher(src string) (matcher, bool) {
+	var m matcher
+	if strings.HasPrefix(src, "^") {
+		m.start, src = true, src[1:]
+	}
+	if strings.HasSuffix(src, "$") {
+		m.end, src = true, src[:len(src)-1]
+	}
+	if src == "" || strings.ContainsAny(src, `\.+*?()|[]{}^$`) {
+		return matcher{}, false
+	}
+	m.literal = src
+	return m, true
 }
 
 // Len is the number of patterns.

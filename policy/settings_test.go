@@ -2,6 +2,7 @@ package policy
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -139,5 +140,28 @@ func TestValidateSettings_Response(t *testing.T) {
 	}
 	if bad.Valid || bad.Message == nil || !strings.Contains(*bad.Message, `unknown key "typo"`) {
 		t.Fatalf("invalid settings: %+v", bad)
+	}
+}
+
+func TestPatterns_LiteralFastPathAgreesWithRegexp(t *testing.T) {
+	patterns := []string{"^system:serviceaccount:kube-system:", "^system:kube-controller-manager$", "airflow",
+		"^airflow", "airflow$", "^a-b_c@d/e$", "^a.b$", "a|b", "^(x)$", "^$", "x\\.y", "^é日$", "^ a $"}
+	users := []string{"", "airflow", "airflow-2", "my-airflow", "system:kube-controller-manager",
+		"system:kube-controller-manager\n", "system:serviceaccount:kube-system:job-controller",
+		"system:serviceaccount:kube-system-evil:x", "a-b_c@d/e", "aXb", "a.b", "x.y", "é日", " a ", "b"}
+	for _, src := range patterns {
+		re := regexp.MustCompile(src)
+		p := Patterns{sources: []string{src}}
+		for _, u := range users {
+			if got, want := p.MatchString(u), re.MatchString(u); got != want {
+				t.Errorf("pattern %q, user %q: got %v, regexp says %v", src, u, got, want)
+			}
+		}
+	}
+	if m, ok := literalMatcher("^system:kube-controller-manager$"); !ok || !m.start || !m.end {
+		t.Fatal("the default patterns must take the literal path")
+	}
+	if _, ok := literalMatcher("^a.b$"); ok {
+		t.Fatal("a pattern with a metacharacter must be compiled")
 	}
 }

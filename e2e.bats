@@ -1,0 +1,406 @@
+#!/usr/bin/env bats
+# End-to-end tests through the compiled policy.wasm, in the style of Kubewarden's policies: every test runs
+# `$KWCTL run` (the real kwctl when installed, else the project's host, build/kwhost, which prints the
+# same one-line AdmissionResponse) and checks the decision, the message, the warnings and the decoded patch.
+# `make e2e-tests` sets KWCTL and POLICY.
+
+bats_require_minimum_version 1.5.0
+
+KWCTL="${KWCTL:-kwctl}"
+POLICY="${POLICY:-policy.wasm}"
+R=testdata/requests
+ANN='yunikorn.apache.org/user.info'
+ALICE='{"user":"alice","groups":["devops","system:authenticated"]}'
+BOB='{"user":"bob","groups":["qa","system:authenticated"]}'
+EXTERNAL='{"bypassAuth":true,"externalUsers":["^airflow$"],"externalGroups":["^spark-submitters$"]}'
+REJECT='{"onUntrustedAnnotation":"reject"}'
+
+setup() {
+  cd "$BATS_TEST_DIRNAME"
+  REQ="$BATS_TEST_TMPDIR/request.json"
+}
+
+# evaluate REQUEST [SETTINGS]: runs the policy; stdout (the response) in $output, logs in $stderr.
+evaluate() {
+  local settings="${2:-}"
+  [ -n "$settings" ] || settings='{}'
+  run --separate-stderr "$KWCTL" run --request-path "$1" --settings-json "$settings" "$POLICY"
+  echo "response: $output"
+  echo "logs: $stderr"
+  [ "$status" -eq 0 ]
+}
+
+# edit FIXTURE JQ-FILTER [ARGS...]: writes an edited copy of a fixture to $REQ.
+edit() {
+  local fixture="$1" filter="$2"
+  shift 2
+  jq "$@" "$filter" "$R/$fixture.json" >"$REQ"
+}
+
+allowed() { [ "$(jq -r .allowed <<<"$output")" = "$1" ]; }
+message() { jq -r '.status.message // ""' <<<"$output"; }
+code() { jq -r '.status.code // ""' <<<"$output"; }
+warnings() { jq -r '(.warnings // [])[]' <<<"$output"; }
+patch() { jq -r '.patch // empty' <<<"$output" | base64 -d; }
+no_patch() { [ "$(jq -r '.patch // "none"' <<<"$output")" = none ]; }
+
+# stamped POINTER: the annotation value the patch writes into the metadata at POINTER (e.g. /metadata),
+# whether the patch adds the entry, the annotations map or the metadata object.
+stamped() {
+  patch | jq -r --arg md "$1" '.[] |
+    if .path == $md + "/annotations/yunikorn.apache.org~1user.info" then .value
+    elif .path == $md + "/annotations" then .value["yunikorn.apache.org/user.info"]
+    elif .path == $md then .value.annotations["yunikorn.apache.org/user.info"]
+    else empty end'
+}
+patch_ops() { patch | jq length; }
+
+rejected_with() {
+  allowed false
+  [ "$(code)" = 400 ]
+  [[ "$(message)" == *"$1"* ]]
+}
+
+# ---------------------------------------------------------------------------------------------- CREATE
+
+@test "stamps the requester on a pod she creates" {
+  evaluate "$R/pod-create-alice.json"
+  allowed true
+  [ "$(jq -r .patchType <<<"$output")" = JSONPatch ]
+  [ "$(stamped /metadata)" = "$ALICE" ]
+  [ -z "$(warnings)" ]
+}
+
+@test "the stamp is the only change: replicas 0, allowPrivilegeEscalation false and unknown fields survive" {
+  for f in pod-create-alice deployment-create-alice statefulset-create-alice; do
+    evaluate "$R/$f.json"
+    [ "$(patch_ops)" -eq 1 ]
+  done
+}
+
+@test "stamps the pod template of a Deployment, not the Deployment" {
+  evaluate "$R/deployment-create-alice.json"
+  [ "$(stamped /spec/template/metadata)" = "$ALICE" ]
+  [ -z "$(stamped /metadata)" ]
+}
+
+@test "stamps the pod template of a ReplicaSet created by a user" {
+  evaluate "$R/replicaset-create-alice.json"
+  [ "$(stamped /spec/template/metadata)" = "$ALICE" ]
+}
+
+@test "stamps the pod template of a StatefulSet" {
+  evaluate "$R/statefulset-create-alice.json"
+  [ "$(stamped /spec/template/metadata)" = "$ALICE" ]
+}
+
+@test "stamps the pod template of a DaemonSet" {
+  evaluate "$R/daemonset-create-alice.json"
+  [ "$(stamped /spec/template/metadata)" = "$ALICE" ]
+}
+
+@test "stamps the pod template of a Job" {
+  evaluate "$R/job-create-alice.json"
+  [ "$(stamped /spec/template/metadata)" = "$ALICE" ]
+}
+
+@test "stamps the pod template of a CronJob under spec.jobTemplate" {
+  evaluate "$R/cronjob-create-alice.json"
+  [ "$(stamped /spec/jobTemplate/spec/template/metadata)" = "$ALICE" ]
+}
+
+@test "stamps the pod template of a ReplicationController" {
+  evaluate "$R/replicationcontroller-create-alice.json"
+  [ "$(stamped /spec/template/metadata)" = "$ALICE" ]
+}
+
+@test "creates metadata and annotations when the object has none" {
+  edit pod-create-alice '.object |= {kind, apiVersion, spec}'
+  evaluate "$REQ"
+  [ "$(stamped /metadata)" = "$ALICE" ]
+}
+
+@test "replaces a value supplied by an untrusted user and warns" {
+  evaluate "$R/pod-create-bob-forged.json"
+  allowed true
+  [ "$(stamped /metadata)" = "$BOB" ]
+  [[ "$(warnings)" == *"annotation in metadata was replaced with the requester's identity"* ]]
+  [[ "$stderr" == *"refused an untrusted"* ]] || [ "$KWCTL" = kwctl ]
+}
+
+@test "replaces a forged value in a Deployment template" {
+  evaluate "$R/deployment-create-bob-forged.json"
+  [ "$(stamped /spec/template/metadata)" = "$BOB" ]
+  [[ "$(warnings)" == *"spec.template.metadata was replaced"* ]]
+}
+
+@test "rejects a value supplied by an untrusted user in reject mode" {
+  evaluate "$R/pod-create-bob-forged.json" "$REJECT"
+  rejected_with "user bob with groups [qa,system:authenticated] is not allowed to set the yunikorn.apache.org/user.info annotation"
+}
+
+@test "keeps the value a trusted controller copies from the template" {
+  evaluate "$R/pod-create-replicaset-controller.json"
+  allowed true
+  no_patch
+  evaluate "$R/pod-create-kube-controller-manager.json" "$REJECT"
+  allowed true
+  no_patch
+}
+
+@test "rejects an invalid value from a trusted controller, naming the problem" {
+  edit pod-create-replicaset-controller '.object.metadata.annotations[$k] = "{\"user\":\"bob\",\"user\":\"alice\"}"' --arg k "$ANN"
+  evaluate "$REQ"
+  rejected_with 'is not valid: the key "user" appears more than once'
+}
+
+@test "gives a controller creating a pod without the annotation its own identity" {
+  evaluate "$R/pod-create-job-controller-no-annotation.json"
+  [ "$(stamped /metadata | jq -r .user)" = "system:serviceaccount:kube-system:job-controller" ]
+}
+
+@test "treats controllers as untrusted when bypassControllers is false" {
+  evaluate "$R/pod-create-replicaset-controller.json" '{"bypassControllers":false}'
+  [ "$(stamped /metadata | jq -r .user)" = "system:serviceaccount:kube-system:replicaset-controller" ]
+  [[ "$(warnings)" == *"was replaced"* ]]
+}
+
+@test "does not trust a service account in a namespace that merely starts with kube-system" {
+  edit pod-create-bob-forged '.userInfo.username = "system:serviceaccount:kube-system-evil:default"'
+  evaluate "$REQ"
+  [ "$(stamped /metadata | jq -r .user)" = "system:serviceaccount:kube-system-evil:default" ]
+}
+
+@test "keeps the value of an allow-listed external submitter, by user and by group" {
+  edit pod-create-bob-forged '.userInfo = {"username":"airflow","groups":["system:authenticated"]}'
+  evaluate "$REQ" "$EXTERNAL"
+  allowed true
+  no_patch
+  edit pod-create-bob-forged '.userInfo = {"username":"gateway","groups":["spark-submitters"]}'
+  evaluate "$REQ" "$EXTERNAL"
+  allowed true
+  no_patch
+}
+
+@test "ignores the external allow-lists while bypassAuth is false" {
+  edit pod-create-bob-forged '.userInfo = {"username":"airflow","groups":["system:authenticated"]}'
+  evaluate "$REQ" '{"externalUsers":["^airflow$"]}'
+  [ "$(stamped /metadata | jq -r .user)" = airflow ]
+}
+
+@test "lets the deprecated label stand for a trusted submitter when bypassAuth is on, with a warning" {
+  edit pod-create-legacy-label '.userInfo = {"username":"airflow","groups":["system:authenticated"]}'
+  evaluate "$REQ" "$EXTERNAL"
+  allowed true
+  no_patch
+  [[ "$(warnings)" == *"the yunikorn.apache.org/username label is deprecated"* ]]
+}
+
+@test "ignores the deprecated label otherwise and stamps the requester" {
+  evaluate "$R/pod-create-legacy-label.json"
+  [ "$(stamped /metadata)" = "$BOB" ]
+  evaluate "$R/pod-create-legacy-label.json" "$EXTERNAL"
+  [ "$(stamped /metadata)" = "$BOB" ]
+}
+
+@test "never mutates a ReplicaSet the deployment controller creates" {
+  evaluate "$R/replicaset-create-deployment-controller.json"
+  allowed true
+  no_patch
+  evaluate "$R/replicaset-create-deployment-controller.json" '{"bypassControllers":false,"onUntrustedAnnotation":"reject"}'
+  allowed true
+  no_patch
+}
+
+@test "never mutates a Job the cronjob controller creates" {
+  evaluate "$R/job-create-cronjob-controller.json"
+  allowed true
+  no_patch
+}
+
+@test "rejects an invalid template value on a workload from a trusted system user" {
+  edit replicaset-create-deployment-controller '.object.spec.template.metadata.annotations[$k] = "{}"' --arg k "$ANN"
+  evaluate "$REQ"
+  rejected_with 'annotation in spec.template.metadata is not valid: the key "user" is missing'
+}
+
+# ---------------------------------------------------------------------------------------------- UPDATE
+
+@test "accepts an unrelated change to a pod" {
+  evaluate "$R/pod-update-label-change.json"
+  allowed true
+  no_patch
+}
+
+@test "accepts a status update of a pod" {
+  evaluate "$R/pod-update-status.json"
+  allowed true
+  no_patch
+}
+
+@test "rejects a change to the annotation on a running pod" {
+  evaluate "$R/pod-update-annotation-change.json"
+  rejected_with "the yunikorn.apache.org/user.info annotation cannot be changed once the pod exists"
+}
+
+@test "rejects removing the annotation from a running pod, even by a trusted controller" {
+  edit pod-update-label-change 'del(.object.metadata.annotations[$k]) | .userInfo.username = "system:kube-controller-manager"' --arg k "$ANN"
+  evaluate "$REQ"
+  rejected_with "cannot be changed once the pod exists"
+}
+
+@test "rejects adding the annotation to a running pod" {
+  edit pod-update-label-change 'del(.oldObject.metadata.annotations[$k])' --arg k "$ANN"
+  evaluate "$REQ"
+  rejected_with "cannot be changed once the pod exists"
+}
+
+@test "rejects a change to the deprecated label of a running pod without the annotation" {
+  edit pod-update-label-change 'del(.oldObject.metadata.annotations[$k], .object.metadata.annotations[$k])
+    | .oldObject.metadata.labels["yunikorn.apache.org/username"] = "alice"
+    | .object.metadata.labels["yunikorn.apache.org/username"] = "bob"' --arg k "$ANN"
+  evaluate "$REQ"
+  rejected_with "the yunikorn.apache.org/username label cannot be changed once the pod exists"
+}
+
+@test "accepts a workload update that leaves the template identity alone" {
+  evaluate "$R/deployment-update-image.json" "$REJECT"
+  allowed true
+  no_patch
+}
+
+@test "restores the template annotation an untrusted user changed, with a warning" {
+  evaluate "$R/deployment-update-bob-template.json"
+  allowed true
+  [ "$(patch_ops)" -eq 1 ]
+  [ "$(stamped /spec/template/metadata)" = "$ALICE" ]
+  [[ "$(warnings)" == *"was restored to its previous value"* ]]
+}
+
+@test "removes a template annotation an untrusted user added" {
+  edit deployment-update-bob-template 'del(.oldObject.spec.template.metadata.annotations[$k])' --arg k "$ANN"
+  evaluate "$REQ"
+  allowed true
+  [ "$(patch | jq -r '.[0].op')" = remove ]
+  [ "$(patch | jq -r '.[0].path')" = "/spec/template/metadata/annotations/yunikorn.apache.org~1user.info" ]
+}
+
+@test "rejects an untrusted template change in reject mode, naming the requester" {
+  evaluate "$R/deployment-update-bob-template.json" "$REJECT"
+  rejected_with "user bob with groups [qa,system:authenticated] is not allowed to change the yunikorn.apache.org/user.info annotation in spec.template.metadata of this Deployment"
+}
+
+@test "accepts a template change by a trusted controller" {
+  edit deployment-update-bob-template '.userInfo.username = "system:kube-controller-manager"'
+  evaluate "$REQ" "$REJECT"
+  allowed true
+  no_patch
+}
+
+@test "protects the deprecated label of a workload template without the annotation" {
+  edit deployment-update-image 'del(.oldObject.spec.template.metadata.annotations[$k], .object.spec.template.metadata.annotations[$k])
+    | .oldObject.spec.template.metadata.labels["yunikorn.apache.org/username"] = "alice"
+    | .object.spec.template.metadata.labels["yunikorn.apache.org/username"] = "bob"' --arg k "$ANN"
+  evaluate "$REQ" "$EXTERNAL"
+  allowed true
+  [ "$(patch | jq -r '.[0].value')" = alice ]
+  [[ "$(warnings)" == *"the yunikorn.apache.org/username label in spec.template.metadata was restored"* ]]
+}
+
+# --------------------------------------------------------------------------------- not ours, bad input
+
+@test "accepts a DELETE unchanged" {
+  evaluate "$R/pod-delete.json" "$REJECT"
+  allowed true
+  no_patch
+}
+
+@test "accepts a scale subresource update unchanged" {
+  evaluate "$R/deployment-scale.json" "$REJECT"
+  allowed true
+  no_patch
+}
+
+@test "accepts kinds it does not handle, such as a Job of another API group" {
+  edit job-create-alice '.kind.group = "example.com"'
+  evaluate "$REQ"
+  allowed true
+  no_patch
+}
+
+@test "rejects a request without userInfo with 400" {
+  edit pod-create-alice 'del(.userInfo)'
+  evaluate "$REQ"
+  rejected_with "request.userInfo is missing"
+}
+
+@test "rejects an UPDATE without oldObject with 400" {
+  edit pod-update-label-change 'del(.oldObject)'
+  evaluate "$REQ"
+  rejected_with "request.oldObject is missing"
+}
+
+@test "rejects a workload without a pod template with 400" {
+  edit deployment-create-alice 'del(.object.spec.template)'
+  evaluate "$REQ"
+  rejected_with "request.object.spec.template is missing or not an object: a Deployment needs a pod template"
+}
+
+@test "rejects annotations that are not an object with 400" {
+  edit pod-create-alice '.object.metadata.annotations = ["x"]'
+  evaluate "$REQ"
+  rejected_with "request.object.metadata.annotations must be an object of strings"
+}
+
+@test "accepts an AdmissionReview as well as a bare AdmissionRequest" {
+  jq '{apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", request: .}' "$R/pod-create-alice.json" >"$REQ"
+  evaluate "$REQ"
+  [ "$(stamped /metadata)" = "$ALICE" ]
+  [ "$(jq -r .uid <<<"$output")" = "$(jq -r .uid "$R/pod-create-alice.json")" ]
+}
+
+# ------------------------------------------------------------------------------------------- settings
+
+# settings_error SETTINGS EXPECTED: the policy refuses to run with SETTINGS and says EXPECTED.
+settings_error() {
+  run "$KWCTL" run --request-path "$R/pod-create-alice.json" --settings-json "$1" "$POLICY"
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"Provided settings are not valid"* ]]
+  [[ "$output" == *"$2"* ]]
+}
+
+@test "refuses settings with a wrong type" {
+  settings_error '{"bypassAuth":"yes"}' "bypassAuth: must be true or false, not a string"
+}
+
+@test "refuses a list item of the wrong type, naming its index" {
+  settings_error '{"bypassAuth":true,"externalUsers":["^a$",3]}' "externalUsers: item 1 must be a string"
+}
+
+@test "refuses an invalid regex with the regex error" {
+  settings_error '{"systemUsers":["^ok$","(x"]}' 'systemUsers[1]: invalid regular expression "(x": error parsing regexp: missing closing )'
+}
+
+@test "refuses an empty pattern" {
+  settings_error '{"systemUsers":""}' 'systemUsers[0]: the empty pattern "" matches every user'
+}
+
+@test "refuses an unknown key, listing the valid ones" {
+  settings_error '{"bypassauth":true}' 'unknown key "bypassauth": valid keys are bypassAuth, bypassControllers, systemUsers, externalUsers, externalGroups, onUntrustedAnnotation, legacyUserLabel'
+}
+
+@test "refuses an unknown onUntrustedAnnotation" {
+  settings_error '{"onUntrustedAnnotation":"ignore"}' 'onUntrustedAnnotation: "ignore" is not a valid mode'
+}
+
+@test "refuses bypassAuth without any external user or group" {
+  settings_error '{"bypassAuth":true}' "bypassAuth: is true but externalUsers and externalGroups are both empty"
+}
+
+@test "accepts a single string where a list is expected" {
+  edit pod-create-bob-forged '.userInfo = {"username":"airflow","groups":[]}'
+  evaluate "$REQ" '{"bypassAuth":true,"externalUsers":"^airflow$"}'
+  allowed true
+  no_patch
+}

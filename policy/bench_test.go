@@ -1,0 +1,46 @@
+package policy
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/francoispqt/onelog"
+)
+
+// benchPayload wraps a fixture in a validate payload.
+func benchPayload(b *testing.B, name, settings string) []byte {
+	b.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "requests", name+".json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return []byte(`{"request":` + string(data) + `,"settings":` + settings + `}`)
+}
+
+func benchmarkValidate(b *testing.B, name, settings string) {
+	payload := benchPayload(b, name, settings)
+	logger := onelog.New(io.Discard, onelog.ALL)
+	b.SetBytes(int64(len(payload)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		Validate(payload, logger)
+	}
+}
+
+func BenchmarkValidate_PodCreateStamp(b *testing.B) { benchmarkValidate(b, "pod-create-alice", `{}`) }
+func BenchmarkValidate_PodCreateTrustedKeep(b *testing.B) {
+	benchmarkValidate(b, "pod-create-replicaset-controller", `{}`)
+}
+func BenchmarkValidate_DeploymentCreate(b *testing.B) {
+	benchmarkValidate(b, "deployment-create-alice", `{}`)
+}
+func BenchmarkValidate_PodUpdate(b *testing.B) { benchmarkValidate(b, "pod-update-label-change", `{}`) }
+func BenchmarkValidate_ManyRegexes(b *testing.B) {
+	benchmarkValidate(b, "pod-create-bob-forged", `{"bypassAuth":true,`+
+		`"systemUsers":["^system:serviceaccount:kube-system:","^system:kube-controller-manager$","^ctrl-[a-z]+$","^operator:.*$"],`+
+		`"externalUsers":["^airflow$","^livy-[0-9]+$","^spark:(driver|gateway)$","^svc:.*:submit$"],`+
+		`"externalGroups":["^spark-submitters$","^workflow-engines$","^batch-[a-z]+$","^platform$"]}`)
+}
