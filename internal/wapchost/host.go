@@ -40,27 +40,29 @@ type Host struct {
 // Load compiles wasm and starts one throw-away instance, so that a module that is not waPC or whose
 // main fails is reported now rather than on the first evaluation (policy-server fails at start-up).
 func Load(ctx context.Context, wasm []byte, opts Options) (host *Host, err error) {
+	var rt wazero.Runtime
 	defer func() {
 		// wazero panics when this platform has no compiler. The interpreter is no stand-in: it is
 		// an order of magnitude slower than the wasmtime that policy-server runs.
 		if r := recover(); r != nil {
-			host, err = nil, fmt.Errorf("wazero has no compiler for %s/%s: %v", runtime.GOOS, runtime.GOARCH, r)
+			err = fmt.Errorf("wazero has no compiler for %s/%s: %v", runtime.GOOS, runtime.GOARCH, r)
+		}
+		if err != nil && rt != nil {
+			host = nil
+			_ = rt.Close(ctx)
 		}
 	}()
-	rt := wazero.NewRuntimeWithConfig(ctx,
+	rt = wazero.NewRuntimeWithConfig(ctx,
 		wazero.NewRuntimeConfigCompiler().WithCloseOnContextDone(opts.Interruptible))
 	h := &Host{runtime: rt, log: lockedOrDiscard(opts.Log), stdio: lockedOrDiscard(opts.Stdio)}
 	if err := h.instantiateImports(ctx); err != nil {
-		_ = rt.Close(ctx)
 		return nil, err
 	}
 	if h.module, err = rt.CompileModule(ctx, wasm); err != nil {
-		_ = rt.Close(ctx)
 		return nil, fmt.Errorf("compile module: %w", err)
 	}
 	exports := h.module.ExportedFunctions()
 	if exports[guestCallExport] == nil {
-		_ = rt.Close(ctx)
 		return nil, fmt.Errorf("module exports no %s: not a waPC module", guestCallExport)
 	}
 	for _, name := range []string{"_start", "wapc_init"} { // policy-server's order
@@ -69,14 +71,13 @@ func Load(ctx context.Context, wasm []byte, opts Options) (host *Host, err error
 		}
 	}
 	h.config = wazero.NewModuleConfig().
-		WithName(""). // anonymous, so that any number of instances can coexist
+		WithName("").         // anonymous, so that any number of instances can coexist
 		WithStartFunctions(). // started by NewInstance, which tolerates proc_exit(0)
 		WithStdout(h.stdio).WithStderr(h.stdio).
 		WithSysWalltime().WithSysNanotime().WithRandSource(rand.Reader) // as wasmtime's WASI does
 
 	inst, err := h.NewInstance(ctx)
 	if err != nil {
-		_ = rt.Close(ctx)
 		return nil, err
 	}
 	_ = inst.Close(ctx)

@@ -16,6 +16,8 @@ import (
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/wapchost/guesttest"
 )
 
+const guestDir = "internal/wapchost/testdata/guest"
+
 func load(t *testing.T, wasm []byte, opts wapchost.Options) *wapchost.Host {
 	t.Helper()
 	h, err := wapchost.Load(context.Background(), wasm, opts)
@@ -36,7 +38,7 @@ func call(t *testing.T, h *wapchost.Host, op, payload string) string {
 }
 
 func TestStart_RunsStartThenWapcInitBeforeTheFirstCall(t *testing.T) {
-	h := load(t, guesttest.Guest(t, "guest"), wapchost.Options{})
+	h := load(t, guesttest.Guest(t, guestDir), wapchost.Options{})
 	if got := call(t, h, "events", ""); got != "_start,wapc_init" {
 		t.Errorf("events = %q, want %q", got, "_start,wapc_init")
 	}
@@ -44,14 +46,14 @@ func TestStart_RunsStartThenWapcInitBeforeTheFirstCall(t *testing.T) {
 
 func TestStart_ProcExitZeroIsANormalReturn(t *testing.T) {
 	// This guest has no wapc_init and ends main with an explicit os.Exit(0).
-	h := load(t, guesttest.Guest(t, "exit", "-ldflags=-X main.code=0"), wapchost.Options{})
+	h := load(t, guesttest.Guest(t, "internal/wapchost/testdata/exit", "-ldflags=-X main.code=0"), wapchost.Options{})
 	if got := call(t, h, "echo", "still here"); got != "still here" {
 		t.Errorf("echo = %q after proc_exit(0)", got)
 	}
 }
 
 func TestStart_NonZeroExitIsAnError(t *testing.T) {
-	_, err := wapchost.Load(context.Background(), guesttest.Guest(t, "exit", "-ldflags=-X main.code=3"), wapchost.Options{})
+	_, err := wapchost.Load(context.Background(), guesttest.Guest(t, "internal/wapchost/testdata/exit", "-ldflags=-X main.code=3"), wapchost.Options{})
 	var exit *sys.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 3 {
 		t.Fatalf("Load error = %v, want an exit error with code 3", err)
@@ -62,7 +64,7 @@ func TestStart_NonZeroExitIsAnError(t *testing.T) {
 }
 
 func TestHostCall_EveryCallGetsAFreshInstance(t *testing.T) {
-	h := load(t, guesttest.Guest(t, "guest"), wapchost.Options{})
+	h := load(t, guesttest.Guest(t, guestDir), wapchost.Options{})
 	for i := 0; i < 3; i++ {
 		if got := call(t, h, "incr", ""); got != "1" {
 			t.Fatalf("call %d: counter = %s, want 1 (state leaked between evaluations)", i, got)
@@ -71,7 +73,7 @@ func TestHostCall_EveryCallGetsAFreshInstance(t *testing.T) {
 }
 
 func TestInstance_KeepsStateAcrossCalls(t *testing.T) {
-	h := load(t, guesttest.Guest(t, "guest"), wapchost.Options{})
+	h := load(t, guesttest.Guest(t, guestDir), wapchost.Options{})
 	ctx := context.Background()
 	inst, err := h.NewInstance(ctx)
 	if err != nil {
@@ -91,7 +93,7 @@ func TestInstance_KeepsStateAcrossCalls(t *testing.T) {
 
 func TestHostCall_LogLinesReachTheSink(t *testing.T) {
 	var logs bytes.Buffer
-	h := load(t, guesttest.Guest(t, "guest"), wapchost.Options{Log: &logs})
+	h := load(t, guesttest.Guest(t, guestDir), wapchost.Options{Log: &logs})
 	line := `{"level":"info","message":"hello"}`
 	if got := call(t, h, "log", line); got != "logged" {
 		t.Errorf("log op answered %q", got)
@@ -102,7 +104,7 @@ func TestHostCall_LogLinesReachTheSink(t *testing.T) {
 }
 
 func TestHostCall_UnknownCallIsAnErrorInTheGuest(t *testing.T) {
-	h := load(t, guesttest.Guest(t, "guest"), wapchost.Options{})
+	h := load(t, guesttest.Guest(t, guestDir), wapchost.Options{})
 	want := "Host error: unknown host call kubewarden/net/v1/dns_lookup_host"
 	if got := call(t, h, "unknown", ""); got != want {
 		t.Errorf("guest saw %q, want %q", got, want)
@@ -111,7 +113,7 @@ func TestHostCall_UnknownCallIsAnErrorInTheGuest(t *testing.T) {
 
 func TestConsoleLogGoesToStdio(t *testing.T) {
 	var stdio bytes.Buffer
-	h := load(t, guesttest.Guest(t, "guest"), wapchost.Options{Stdio: &stdio})
+	h := load(t, guesttest.Guest(t, guestDir), wapchost.Options{Stdio: &stdio})
 	call(t, h, "console", "from the guest")
 	if stdio.String() != "from the guest\n" {
 		t.Errorf("stdio = %q", stdio.String())
@@ -119,7 +121,7 @@ func TestConsoleLogGoesToStdio(t *testing.T) {
 }
 
 func TestGuestError_BecomesAGoError(t *testing.T) {
-	h := load(t, guesttest.Guest(t, "guest"), wapchost.Options{})
+	h := load(t, guesttest.Guest(t, guestDir), wapchost.Options{})
 	for _, tc := range []struct{ op, payload, want string }{
 		{"fail", "nope", "refused: nope"},
 		{"no-such-op", "", `Could not find function "no-such-op"`},
@@ -134,7 +136,7 @@ func TestGuestError_BecomesAGoError(t *testing.T) {
 
 func TestTrap_BecomesAGoErrorAndTheHostCarriesOn(t *testing.T) {
 	var stdio bytes.Buffer
-	h := load(t, guesttest.Guest(t, "guest"), wapchost.Options{Stdio: &stdio})
+	h := load(t, guesttest.Guest(t, guestDir), wapchost.Options{Stdio: &stdio})
 	for op, want := range map[string]string{
 		"panic": "unreachable",
 		"oob":   "out of bounds memory access",
@@ -154,7 +156,7 @@ func TestTrap_BecomesAGoErrorAndTheHostCarriesOn(t *testing.T) {
 }
 
 func TestInterruptible_DeadlineStopsARunawayGuest(t *testing.T) {
-	h := load(t, guesttest.Guest(t, "guest"), wapchost.Options{Interruptible: true})
+	h := load(t, guesttest.Guest(t, guestDir), wapchost.Options{Interruptible: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	start := time.Now()
@@ -170,7 +172,7 @@ func TestInterruptible_DeadlineStopsARunawayGuest(t *testing.T) {
 
 func TestCall_IsSafeForConcurrentUse(t *testing.T) {
 	var logs bytes.Buffer
-	h := load(t, guesttest.Guest(t, "guest"), wapchost.Options{Log: &logs})
+	h := load(t, guesttest.Guest(t, guestDir), wapchost.Options{Log: &logs})
 	const workers, calls = 8, 25
 	var wg sync.WaitGroup
 	errs := make(chan error, workers*calls)

@@ -1,5 +1,5 @@
 // Package guesttest compiles TinyGo programs into waPC modules for tests: the test guests under
-// internal/wapchost/testdata and the policy itself. It is imported only by _test.go files.
+// internal/*/testdata and the policy itself. It is imported only by _test.go files.
 //
 // TinyGo is looked up in $TINYGO, then on PATH, then at <repo>/.tools/tinygo/bin/tinygo, where
 // `make test` installs it. Without one the calling test is skipped, unless $CI or $REQUIRE_TINYGO is
@@ -67,12 +67,12 @@ var (
 	builds   = map[string]*build{}
 )
 
-// Guest builds internal/wapchost/testdata/<name> the way the guests are meant to be built
-// (-scheduler=none: they start no goroutines). args go before the package, e.g. -ldflags.
-func Guest(t testing.TB, name string, args ...string) []byte {
+// Guest builds a test guest, dir being relative to the repository root (for example
+// "internal/wapchost/testdata/guest"), with -scheduler=none: test guests start no goroutines.
+// args go before the package, e.g. "-ldflags=-X main.code=3".
+func Guest(t testing.TB, dir string, args ...string) []byte {
 	t.Helper()
-	dir := filepath.Join(RepoRoot(), "internal", "wapchost", "testdata", name)
-	return Build(t, dir, append([]string{"-scheduler=none"}, args...)...)
+	return Build(t, filepath.Join(RepoRoot(), filepath.FromSlash(dir)), append([]string{"-scheduler=none"}, args...)...)
 }
 
 // Policy builds the policy module with upstream Kubewarden's flags.

@@ -9,10 +9,11 @@ import (
 	wapc "github.com/wapc/wapc-guest-tinygo"
 )
 
-var code = "0"
+// code is set with -ldflags=-X; TinyGo 0.41 ignored -X on a variable with an initialiser.
+var code string
 
 func main() {
 	wapc.RegisterFunction("echo", func(p []byte) ([]byte, error) { return p, nil })
-	n, _ := strconv.Atoi(code)
+	n, _ := strconv.Atoi(code) // "" is 0
 	os.Exit(n)
 }

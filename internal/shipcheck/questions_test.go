@@ -1,0 +1,175 @@
+package shipcheck
+
+import (
+	"encoding/json"
+	"sort"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy"
+)
+
+// question is one entry of questions-ui.yml (Rancher's questions format).
+type question struct {
+	Variable    string   `yaml:"variable"`
+	Label       string   `yaml:"label"`
+	Group       string   `yaml:"group"`
+	Type        string   `yaml:"type"`
+	Default     any      `yaml:"default"`
+	Options     []string `yaml:"options"`
+	Tooltip     string   `yaml:"tooltip"`
+	Description string   `yaml:"description"`
+	Required    bool     `yaml:"required"`
+	ShowIf      string   `yaml:"show_if"`
+}
+
+func loadQuestions(t *testing.T) []question {
+	t.Helper()
+	var file struct {
+		Questions []question `yaml:"questions"`
+	}
+	decodeStrict(t, "questions-ui.yml", readRepoFile(t, "questions-ui.yml"), &file)
+	return file.Questions
+}
+
+// The list defaults are SPEC.md's ("Settings"); Settings keeps its patterns unexported, so
+// TestQuestionsUI_ListDefaultsMatchLikeThePolicyDefaults checks these against the policy's behaviour.
+var specSystemUsers = []string{"^system:serviceaccount:kube-system:", "^system:kube-controller-manager$"}
+
+// settingQuestion is what the form must offer for one settings key.
+type settingQuestion struct {
+	variable    string
+	wantType    string
+	wantDefault any
+}
+
+func wantQuestions(t *testing.T) []settingQuestion {
+	defaults := defaultSettings(t)
+	return []settingQuestion{
+		{"bypassAuth", "boolean", defaults.BypassAuth},
+		{"bypassControllers", "boolean", defaults.BypassControllers},
+		{"systemUsers", "array[", specSystemUsers},
+		{"externalUsers", "array[", []string{}},
+		{"externalGroups", "array[", []string{}},
+		{"onUntrustedAnnotation", "enum", defaults.OnUntrustedAnnotation},
+		{"legacyUserLabel", "string", defaults.LegacyUserLabel},
+	}
+}
+
+// Rancher puts every question's variable into the settings, and the policy refuses unknown keys: one
+// question per key, no more (no informative `description` question), no less.
+func TestQuestionsUI_CoversExactlyTheSettingsKeys(t *testing.T) {
+	keys := settingsKeys(t)
+	var variables, tableKeys []string
+	for _, q := range loadQuestions(t) {
+		variables = append(variables, q.Variable)
+	}
+	for _, w := range wantQuestions(t) {
+		tableKeys = append(tableKeys, w.variable)
+	}
+	sort.Strings(keys)
+	sort.Strings(variables)
+	sort.Strings(tableKeys)
+	if len(keys) != 7 {
+		t.Errorf("the policy lists %d settings keys %q, want the seven of SPEC.md", len(keys), keys)
+	}
+	if diff := cmp.Diff(keys, variables); diff != "" {
+		t.Errorf("questions-ui.yml variables differ from the policy's settings keys (-policy +questions):\n%s", diff)
+	}
+	if diff := cmp.Diff(keys, tableKeys); diff != "" {
+		t.Errorf("wantQuestions in this test is out of date (-policy +test):\n%s", diff)
+	}
+}
+
+func TestQuestionsUI_TypesAndDefaults(t *testing.T) {
+	byVariable := map[string]question{}
+	for _, q := range loadQuestions(t) {
+		byVariable[q.Variable] = q
+	}
+	for _, want := range wantQuestions(t) {
+		t.Run(want.variable, func(t *testing.T) {
+			q, ok := byVariable[want.variable]
+			if !ok {
+				t.Fatalf("questions-ui.yml has no question for %s", want.variable)
+			}
+			if q.Type != want.wantType {
+				t.Errorf("type = %q, want %q", q.Type, want.wantType)
+			}
+			if diff := cmp.Diff(want.wantDefault, normalizeDefault(q.Default)); diff != "" {
+				t.Errorf("default differs from the policy's (-policy +questions):\n%s", diff)
+			}
+			if q.Label == "" || q.Group != "Settings" || (q.Tooltip == "" && q.Description == "") {
+				t.Errorf("label %q, group %q, tooltip %q: want a label, the Settings group and a tooltip",
+					q.Label, q.Group, q.Tooltip)
+			}
+			if q.Required {
+				t.Error("required = true, want false: every setting has a default")
+			}
+		})
+	}
+}
+
+// normalizeDefault turns a YAML list ([]any) into []string so that it compares with the table.
+func normalizeDefault(v any) any {
+	list, ok := v.([]any)
+	if !ok {
+		return v
+	}
+	strs := make([]string, 0, len(list))
+	for _, item := range list {
+		s, isString := item.(string)
+		if !isString {
+			return v
+		}
+		strs = append(strs, s)
+	}
+	return strs
+}
+
+func TestQuestionsUI_EnumOffersExactlyTheModes(t *testing.T) {
+	for _, q := range loadQuestions(t) {
+		if q.Type != "enum" {
+			continue
+		}
+		want := []string{policy.ModeReplace, policy.ModeReject}
+		if diff := cmp.Diff(want, q.Options); diff != "" {
+			t.Errorf("%s options (-policy +questions):\n%s", q.Variable, diff)
+		}
+	}
+}
+
+// The form's defaults, submitted unchanged, must be valid settings that behave like no settings at all.
+func TestQuestionsUI_ListDefaultsMatchLikeThePolicyDefaults(t *testing.T) {
+	formDefaults := map[string]any{}
+	for _, q := range loadQuestions(t) {
+		formDefaults[q.Variable] = q.Default
+	}
+	data, err := json.Marshal(formDefaults)
+	if err != nil {
+		t.Fatalf("marshal the form's defaults: %v", err)
+	}
+	fromForm, msg := policy.CheckSettings(data)
+	if msg != "" {
+		t.Fatalf("the form's defaults %s are not valid settings: %s", data, msg)
+	}
+	defaults := defaultSettings(t)
+	if got, want := fromForm.SystemUsers.Len(), defaults.SystemUsers.Len(); got != want {
+		t.Errorf("systemUsers default has %d patterns, the policy's has %d", got, want)
+	}
+	for _, user := range []string{
+		"system:serviceaccount:kube-system:replicaset-controller",
+		"system:kube-controller-manager",
+		"system:kube-controller-manager-evil",
+		"system:serviceaccount:kube-system-evil:sa",
+		"alice",
+	} {
+		if got, want := fromForm.SystemUsers.MatchString(user), defaults.SystemUsers.MatchString(user); got != want {
+			t.Errorf("systemUsers default matches %q: %v, the policy's default: %v", user, got, want)
+		}
+	}
+	if fromForm.ExternalUsers.Len() != 0 || fromForm.ExternalGroups.Len() != 0 {
+		t.Errorf("externalUsers/externalGroups defaults have %d/%d patterns, want none",
+			fromForm.ExternalUsers.Len(), fromForm.ExternalGroups.Len())
+	}
+}
