@@ -98,6 +98,9 @@ fmt: ## format the Go code
 clean: ## remove build outputs (keeps the toolchain in .tools/)
 	rm -rf policy.wasm annotated-policy.wasm $(BUILD)
 
+# The real control-plane suite (kube-apiserver + kube-controller-manager built from the Go module proxy).
+-include test/cluster/cluster.mk
+
 .PHONY: distclean
 distclean: clean ## also remove the local toolchain
 	chmod -R u+w $(TOOLS) 2>/dev/null || true
