@@ -34,7 +34,7 @@ func loadQuestions(t *testing.T) []question {
 }
 
 // The list defaults are SPEC.md's ("Settings"); Settings keeps its patterns unexported, so
-// TestQuestionsUI_ListDefaultsMatchLikeThePolicyDefaults checks these against the policy's behaviour.
+// TestQuestionsUI_DefaultsBehaveLikeNoSettings checks these against the policy's behaviour.
 var specSystemUsers = []string{"^system:serviceaccount:kube-system:", "^system:kube-controller-manager$"}
 
 // settingQuestion is what the form must offer for one settings key.
@@ -45,6 +45,7 @@ type settingQuestion struct {
 }
 
 func wantQuestions(t *testing.T) []settingQuestion {
+	t.Helper()
 	defaults := defaultSettings(t)
 	return []settingQuestion{
 		{"bypassAuth", "boolean", defaults.BypassAuth},
@@ -140,7 +141,7 @@ func TestQuestionsUI_EnumOffersExactlyTheModes(t *testing.T) {
 }
 
 // The form's defaults, submitted unchanged, must be valid settings that behave like no settings at all.
-func TestQuestionsUI_ListDefaultsMatchLikeThePolicyDefaults(t *testing.T) {
+func TestQuestionsUI_DefaultsBehaveLikeNoSettings(t *testing.T) {
 	formDefaults := map[string]any{}
 	for _, q := range loadQuestions(t) {
 		formDefaults[q.Variable] = q.Default

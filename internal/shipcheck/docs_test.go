@@ -1,0 +1,38 @@
+package shipcheck
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// A release needs its CHANGELOG.md section: the heading of the version metadata.yml declares.
+func TestChangelog_HasTheReleasedVersion(t *testing.T) {
+	version := loadMetadata(t).Annotations[annVersion]
+	changelog := string(readRepoFile(t, "CHANGELOG.md"))
+	heading := regexp.MustCompile(`(?m)^## \[` + regexp.QuoteMeta(version) + `\] - \d{4}-\d\d-\d\d$`)
+	if !heading.MatchString(changelog) {
+		t.Errorf("CHANGELOG.md has no %q section for io.kubewarden.policy.version %s", "## ["+version+"] - YYYY-MM-DD", version)
+	}
+	if !strings.Contains(changelog, "## [Unreleased]") {
+		t.Error("CHANGELOG.md has no [Unreleased] section (Keep a Changelog)")
+	}
+}
+
+// io.kubewarden.policy.license (and Artifact Hub's license) must describe the LICENSE file.
+func TestLicense_IsTheApacheLicenseTheMetadataNames(t *testing.T) {
+	if got := loadMetadata(t).Annotations[annLicense]; got != "Apache-2.0" {
+		t.Fatalf("io.kubewarden.policy.license = %q, want Apache-2.0 (the LICENSE file)", got)
+	}
+	license := string(readRepoFile(t, "LICENSE"))
+	for _, want := range []string{
+		"Apache License",
+		"Version 2.0, January 2004",
+		"TERMS AND CONDITIONS FOR USE, REPRODUCTION, AND DISTRIBUTION",
+		"END OF TERMS AND CONDITIONS",
+	} {
+		if !strings.Contains(license, want) {
+			t.Errorf("LICENSE does not contain %q: want the full Apache License 2.0 text", want)
+		}
+	}
+}

@@ -1,0 +1,221 @@
+package shipcheck
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy"
+)
+
+// clusterAdmissionPolicy is the part of a policies.kubewarden.io/v1 ClusterAdmissionPolicy the examples
+// use; decodeStrict rejects any other (or misspelt) field.
+type clusterAdmissionPolicy struct {
+	APIVersion string `yaml:"apiVersion"`
+	Kind       string `yaml:"kind"`
+	Metadata   struct {
+		Name string `yaml:"name"`
+	} `yaml:"metadata"`
+	Spec struct {
+		Module            string         `yaml:"module"`
+		Mode              string         `yaml:"mode"`
+		Mutating          *bool          `yaml:"mutating"`
+		BackgroundAudit   *bool          `yaml:"backgroundAudit"`
+		FailurePolicy     string         `yaml:"failurePolicy"`
+		Rules             []rule         `yaml:"rules"`
+		NamespaceSelector labelSelector  `yaml:"namespaceSelector"`
+		Settings          map[string]any `yaml:"settings"`
+	} `yaml:"spec"`
+}
+
+type labelSelector struct {
+	MatchExpressions []struct {
+		Key      string   `yaml:"key"`
+		Operator string   `yaml:"operator"`
+		Values   []string `yaml:"values"`
+	} `yaml:"matchExpressions"`
+}
+
+// settingsSummary is what an example's settings amount to once the policy has parsed them.
+type settingsSummary struct {
+	BypassAuth            bool
+	BypassControllers     bool
+	OnUntrustedAnnotation string
+	LegacyUserLabel       string
+	SystemUsers           int // number of patterns
+	ExternalUsers         int
+	ExternalGroups        int
+}
+
+func summarize(s policy.Settings) settingsSummary {
+	return settingsSummary{
+		BypassAuth:            s.BypassAuth,
+		BypassControllers:     s.BypassControllers,
+		OnUntrustedAnnotation: s.OnUntrustedAnnotation,
+		LegacyUserLabel:       s.LegacyUserLabel,
+		SystemUsers:           s.SystemUsers.Len(),
+		ExternalUsers:         s.ExternalUsers.Len(),
+		ExternalGroups:        s.ExternalGroups.Len(),
+	}
+}
+
+// exampleCase is one file of examples/ and what it is for.
+type exampleCase struct {
+	file     string
+	wantMode string
+	want     settingsSummary
+	// trusted and untrusted are user names the example's systemUsers must and must not match.
+	trusted, untrusted []string
+}
+
+func exampleCases(t *testing.T) []exampleCase {
+	t.Helper()
+	defaults := summarize(defaultSettings(t))
+	with := func(change func(*settingsSummary)) settingsSummary {
+		s := defaults
+		change(&s)
+		return s
+	}
+	return []exampleCase{
+		{
+			file: "default.yaml", wantMode: "protect", want: defaults,
+			trusted:   []string{"system:serviceaccount:kube-system:replicaset-controller", "system:kube-controller-manager"},
+			untrusted: []string{"system:serviceaccount:kube-system-evil:sa"},
+		},
+		{
+			file: "strict.yaml", wantMode: "protect",
+			want: with(func(s *settingsSummary) { s.OnUntrustedAnnotation = policy.ModeReject }),
+		},
+		{
+			file: "no-service-account-credentials.yaml", wantMode: "protect",
+			want:      with(func(s *settingsSummary) { s.SystemUsers = 1 }),
+			trusted:   []string{"system:kube-controller-manager"},
+			untrusted: []string{"system:serviceaccount:kube-system:coredns", "system:kube-controller-manager-evil"},
+		},
+		{
+			file: "external-submitters.yaml", wantMode: "protect",
+			want: with(func(s *settingsSummary) { s.BypassAuth, s.ExternalUsers, s.ExternalGroups = true, 1, 1 }),
+		},
+		{
+			file: "monitor.yaml", wantMode: "monitor",
+			want: with(func(s *settingsSummary) { s.OnUntrustedAnnotation = policy.ModeReject }),
+		},
+	}
+}
+
+// A new example needs a row in exampleCases (and a line in the README), a removed one must leave it.
+func TestExamples_EveryFileHasACase(t *testing.T) {
+	var files []string
+	for _, pattern := range []string{"*.yaml", "*.yml"} {
+		matches, err := filepath.Glob(repoPath("examples/" + pattern))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range matches {
+			files = append(files, filepath.Base(m))
+		}
+	}
+	var cases []string
+	for _, c := range exampleCases(t) {
+		cases = append(cases, c.file)
+	}
+	sort.Strings(files)
+	sort.Strings(cases)
+	if diff := cmp.Diff(cases, files); diff != "" {
+		t.Errorf("examples/ differs from exampleCases (-cases +files):\n%s", diff)
+	}
+}
+
+func TestExamples(t *testing.T) {
+	md := loadMetadata(t)
+	for _, tc := range exampleCases(t) {
+		t.Run(tc.file, func(t *testing.T) {
+			data := readRepoFile(t, "examples/"+tc.file)
+			if !strings.HasPrefix(string(data), "# ") {
+				t.Error("the file does not start with a comment saying when to use it")
+			}
+			var pol clusterAdmissionPolicy
+			decodeStrict(t, tc.file, data, &pol)
+
+			fields := []struct {
+				field string
+				got   any
+				want  any
+			}{
+				{"apiVersion", pol.APIVersion, "policies.kubewarden.io/v1"},
+				{"kind", pol.Kind, "ClusterAdmissionPolicy"},
+				{"spec.module", pol.Spec.Module, moduleRef(md)},
+				{"spec.mode", pol.Spec.Mode, tc.wantMode},
+				{"spec.mutating", deref(pol.Spec.Mutating), deref(md.Mutating)},
+				{"spec.backgroundAudit", deref(pol.Spec.BackgroundAudit), deref(md.BackgroundAudit)},
+				{"spec.failurePolicy", pol.Spec.FailurePolicy, "Fail"},
+			}
+			for _, f := range fields {
+				if f.got != f.want {
+					t.Errorf("%s = %v, want %v", f.field, f.got, f.want)
+				}
+			}
+			if pol.Metadata.Name == "" {
+				t.Error("metadata.name is empty")
+			}
+			if diff := cmp.Diff(md.Rules, pol.Spec.Rules); diff != "" {
+				t.Errorf("spec.rules differ from metadata.yml rules (-metadata +example):\n%s", diff)
+			}
+			checkNamespaceSelector(t, pol.Spec.NamespaceSelector)
+			checkSettings(t, pol.Spec.Settings, tc)
+		})
+	}
+}
+
+// checkNamespaceSelector wants kube-system and Kubewarden's own namespace left out, so that a broken
+// policy-server can neither block the control plane nor its own restart.
+func checkNamespaceSelector(t *testing.T, sel labelSelector) {
+	t.Helper()
+	excluded := map[string]bool{}
+	for _, e := range sel.MatchExpressions {
+		if e.Key == "kubernetes.io/metadata.name" && e.Operator == "NotIn" {
+			for _, v := range e.Values {
+				excluded[v] = true
+			}
+		}
+	}
+	for _, ns := range []string{"kube-system", "kubewarden"} {
+		if !excluded[ns] {
+			t.Errorf("spec.namespaceSelector does not exclude namespace %s (kubernetes.io/metadata.name NotIn)", ns)
+		}
+	}
+}
+
+// checkSettings runs the example's settings through the policy's own validation, exactly as
+// validate_settings sees them (policy-server hands the policy the settings as JSON).
+func checkSettings(t *testing.T, settings map[string]any, tc exampleCase) {
+	t.Helper()
+	if settings == nil {
+		settings = map[string]any{}
+	}
+	data, err := json.Marshal(settings)
+	if err != nil {
+		t.Fatalf("marshal spec.settings: %v", err)
+	}
+	s, msg := policy.CheckSettings(data)
+	if msg != "" {
+		t.Fatalf("spec.settings %s are invalid: %s", data, msg)
+	}
+	if diff := cmp.Diff(tc.want, summarize(s)); diff != "" {
+		t.Errorf("spec.settings amount to something else than the example is for (-want +got):\n%s", diff)
+	}
+	for _, user := range tc.trusted {
+		if !s.SystemUsers.MatchString(user) {
+			t.Errorf("systemUsers does not match %q", user)
+		}
+	}
+	for _, user := range tc.untrusted {
+		if s.SystemUsers.MatchString(user) {
+			t.Errorf("systemUsers matches %q", user)
+		}
+	}
+}
