@@ -56,7 +56,7 @@ demo: policy.wasm $(KWHOST) ## run the policy on every request in testdata/reque
 	@$(KWHOST) demo policy.wasm testdata/requests/*.json
 
 .PHONY: test
-test: check-generated unit-tests e2e-tests ## run every test (unit, host, end-to-end through policy.wasm)
+test: check-generated lint unit-tests e2e-tests ## run every test (generated code, lint, unit, host, e2e through policy.wasm)
 
 .PHONY: unit-tests
 unit-tests: $(TOOLS)/tinygo.path ## native unit tests of the policy and the host
@@ -66,6 +66,22 @@ unit-tests: $(TOOLS)/tinygo.path ## native unit tests of the policy and the host
 e2e-tests: policy.wasm $(KWHOST) ## e2e.bats through policy.wasm with kwctl (or the project's host)
 	@hack/ensure-debian-packages.sh bats:bats jq:jq
 	KWCTL=$(KWCTL) POLICY=$(CURDIR)/policy.wasm bats e2e.bats
+
+build/floor.wasm build/typed.wasm: build/%.wasm: bench/%/main.go go.mod go.sum $(TOOLS)/tinygo.path
+	@mkdir -p build
+	$$(cat $(TOOLS)/tinygo.path) build -o $@ $(TINYGO_FLAGS) ./bench/$*
+
+.PHONY: bench
+bench: policy.wasm build/floor.wasm build/typed.wasm ## benchmark policy.wasm (fresh instance per evaluation) against the floor, and policy/ natively
+	go run ./cmd/wasmbench -policy policy.wasm -floor build/floor.wasm -typed build/typed.wasm -n $(BENCH_N)
+	go test -run '^$$' -bench . -benchmem ./policy
+
+BENCH_N ?= 2000
+
+.PHONY: annotated-policy.wasm
+annotated-policy.wasm: policy.wasm ## annotate policy.wasm with metadata.yml for release (needs kwctl)
+	@command -v kwctl >/dev/null 2>&1 || { echo "kwctl is not installed: get it from https://github.com/kubewarden/kwctl/releases, then run: kwctl annotate -m metadata.yml -u README.md -o annotated-policy.wasm policy.wasm" >&2; exit 1; }
+	kwctl annotate -m metadata.yml -u README.md -o $@ policy.wasm
 
 $(EASYJSON):
 	GOBIN=$(TOOLS)/bin go install github.com/mailru/easyjson/easyjson@$(EASYJSON_VERSION)

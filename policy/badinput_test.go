@@ -108,7 +108,7 @@ func TestResponse_IdenticalInputGivesIdenticalBytes(t *testing.T) {
 		}
 		payload := []byte(`{"request":` + string(data) + `,"settings":{"onUntrustedAnnotation":"replace"}}`)
 		first := Validate(payload, logger)
-		for i := 0; i < 3; i++ {
+		for range 3 {
 			if again := Validate(payload, logger); !bytes.Equal(first, again) {
 				t.Fatalf("%s: output differs between runs", file)
 			}

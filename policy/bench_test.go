@@ -20,12 +20,13 @@ func benchPayload(b *testing.B, name, settings string) []byte {
 }
 
 func benchmarkValidate(b *testing.B, name, settings string) {
+	b.Helper()
 	payload := benchPayload(b, name, settings)
 	logger := onelog.New(io.Discard, onelog.ALL)
 	b.SetBytes(int64(len(payload)))
 	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
+
+	for b.Loop() {
 		Validate(payload, logger)
 	}
 }

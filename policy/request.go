@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"strings"
+
 	"github.com/tidwall/gjson"
 )
 
@@ -115,11 +117,7 @@ func (w workload) where() string {
 	if w.isPod() {
 		return "metadata"
 	}
-	path := ""
-	for _, p := range w.template {
-		path += p + "."
-	}
-	return path + "metadata"
+	return strings.Join(w.template, ".") + ".metadata"
 }
 
 // requester is the authenticated user of the request.

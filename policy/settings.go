@@ -2,6 +2,7 @@ package policy
 
 import (
 	"bytes"
+	"errors"
 	"regexp"
 	"strconv"
 	"strings"
@@ -181,7 +182,8 @@ func parseSettings(data []byte) (Settings, []string) {
 
 // settingsSyntaxProblem explains a decoder failure: an unknown key, or JSON that is not an object.
 func settingsSyntaxProblem(err error) string {
-	if lexErr, ok := err.(*jlexer.LexerError); ok && lexErr.Reason == "unknown field" {
+	var lexErr *jlexer.LexerError
+	if errors.As(err, &lexErr) && lexErr.Reason == "unknown field" {
 		return "unknown key " + strconv.Quote(lexErr.Data) + ": valid keys are " + settingsKeys
 	}
 	return "settings must be a JSON object with the keys " + settingsKeys + ": " + err.Error()

@@ -155,7 +155,11 @@ func TestDemo_PrintsReadableBlocks(t *testing.T) {
 	{
 		s := string(object)
 		s = s[strings.Index(s, `"object": {`)+len(`"object": `):]
-		s = s[:strings.Index(s, `"oldObject"`)]
+		end := strings.Index(s, `"oldObject"`)
+		if end < 0 {
+			t.Fatal("fixture has no oldObject")
+		}
+		s = s[:end]
 		obj = strings.TrimSuffix(strings.TrimSpace(s), ",")
 	}
 	mutated := strings.NewReplacer(`"annotations": {"team": "a"}`, `"annotations": {"team": "a", "yunikorn.apache.org/user.info": "{\"user\":\"alice\"}"}`,

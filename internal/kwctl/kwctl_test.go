@@ -321,7 +321,7 @@ func TestResponse_IdenticalInputGivesIdenticalBytes(t *testing.T) {
 	mutated := strings.NewReplacer(`"team": "a"`, `"team":"b","x":"1","y":"2"`, `"replicas": 0`, `"replicas": 3`).Replace(obj)
 	answer := `{"accepted":true,"mutated_object":` + mutated + `,"audit_annotations":{"k1":"v","k2":"v","k3":"v"}}`
 	first := run(t, "deployment-create.json", &fakeGuest{validateAnswer: answer})
-	for i := 0; i < 20; i++ {
+	for i := range 20 {
 		if again := run(t, "deployment-create.json", &fakeGuest{validateAnswer: answer}); again != first {
 			t.Fatalf("run %d differs:\n%s\n%s", i, first, again)
 		}

@@ -65,7 +65,7 @@ func TestStart_NonZeroExitIsAnError(t *testing.T) {
 
 func TestHostCall_EveryCallGetsAFreshInstance(t *testing.T) {
 	h := load(t, guesttest.Guest(t, guestDir), wapchost.Options{})
-	for i := 0; i < 3; i++ {
+	for i := range 3 {
 		if got := call(t, h, "incr", ""); got != "1" {
 			t.Fatalf("call %d: counter = %s, want 1 (state leaked between evaluations)", i, got)
 		}
@@ -98,7 +98,8 @@ func TestHostCall_LogLinesReachTheSink(t *testing.T) {
 	if got := call(t, h, "log", line); got != "logged" {
 		t.Errorf("log op answered %q", got)
 	}
-	if call(t, h, "log", line+"\n"); logs.String() != line+"\n"+line+"\n" {
+	call(t, h, "log", line+"\n")
+	if logs.String() != line+"\n"+line+"\n" {
 		t.Errorf("sink = %q, want the line twice, each ending in exactly one newline", logs.String())
 	}
 }
@@ -176,11 +177,11 @@ func TestCall_IsSafeForConcurrentUse(t *testing.T) {
 	const workers, calls = 8, 25
 	var wg sync.WaitGroup
 	errs := make(chan error, workers*calls)
-	for w := 0; w < workers; w++ {
+	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for c := 0; c < calls; c++ {
+			for c := range calls {
 				payload := fmt.Sprintf("worker %d call %d", w, c)
 				out, err := h.Call(context.Background(), "echo", []byte(payload))
 				if err == nil && string(out) != payload {

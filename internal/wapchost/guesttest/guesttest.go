@@ -114,7 +114,7 @@ func compile(tinygo, dir string, args []string) ([]byte, error) {
 	// No git metadata is needed in a test module, and a checkout without .git would fail on it.
 	cmd.Env = append(os.Environ(), "GOFLAGS=-buildvcs=false")
 	if output, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("%s (in %s): %v\n%s", strings.Join(cmd.Args, " "), dir, err, output)
+		return nil, fmt.Errorf("%s (in %s): %w\n%s", strings.Join(cmd.Args, " "), dir, err, output)
 	}
 	return os.ReadFile(wasm)
 }
