@@ -36,3 +36,33 @@ func TestLicense_IsTheApacheLicenseTheMetadataNames(t *testing.T) {
 		}
 	}
 }
+
+// The README's complete ClusterAdmissionPolicy is examples/default.yaml, so deploying from the README alone
+// gives the tested defaults.
+func TestReadme_CompletePolicyIsTheDefaultExample(t *testing.T) {
+	readme := string(readRepoFile(t, "README.md"))
+	var body []string
+	for _, line := range strings.Split(string(readRepoFile(t, "examples/default.yaml")), "\n") {
+		if len(body) == 0 && strings.HasPrefix(line, "#") {
+			continue // the example's header comment
+		}
+		body = append(body, line)
+	}
+	want := "```yaml\n" + strings.TrimSpace(strings.Join(body, "\n")) + "\n```"
+	if !strings.Contains(readme, want) {
+		t.Fatalf("README.md does not contain examples/default.yaml as a yaml block:\n%s", want)
+	}
+}
+
+// Every setting has a row in the README's settings table and a YAML example.
+func TestReadme_DocumentsEverySetting(t *testing.T) {
+	readme := string(readRepoFile(t, "README.md"))
+	for _, key := range []string{"bypassAuth", "bypassControllers", "systemUsers", "externalUsers", "externalGroups", "onUntrustedAnnotation", "legacyUserLabel"} {
+		if !strings.Contains(readme, "| `"+key+"` |") {
+			t.Errorf("README.md settings table has no row for %s", key)
+		}
+		if !regexp.MustCompile(`(?m)^  ` + key + `:`).MatchString(readme) {
+			t.Errorf("README.md has no YAML example setting %s", key)
+		}
+	}
+}
