@@ -56,7 +56,7 @@ demo: policy.wasm $(KWHOST) ## run the policy on every request in testdata/reque
 	@$(KWHOST) demo policy.wasm testdata/requests/*.json
 
 .PHONY: test
-test: check-generated lint unit-tests e2e-tests ## run every test (generated code, lint, unit, host, e2e through policy.wasm)
+test: check-generated lint unit-tests e2e-tests fuzz-short ## run every test (generated code, lint, unit, host, e2e, a short fuzz)
 
 .PHONY: unit-tests
 unit-tests: $(TOOLS)/tinygo.path ## native unit tests of the policy and the host
@@ -82,6 +82,20 @@ BENCH_N ?= 2000
 annotated-policy.wasm: policy.wasm ## annotate policy.wasm with metadata.yml for release (needs kwctl)
 	@command -v kwctl >/dev/null 2>&1 || { echo "kwctl is not installed: get it from https://github.com/kubewarden/kwctl/releases, then run: kwctl annotate -m metadata.yml -u README.md -o annotated-policy.wasm policy.wasm" >&2; exit 1; }
 	kwctl annotate -m metadata.yml -u README.md -o $@ policy.wasm
+
+FUZZ_TARGETS := FuzzValidate FuzzSettings FuzzCheckSuppliedValue FuzzStamp
+FUZZTIME ?= 60s
+
+.PHONY: fuzz
+fuzz: ## fuzz every target for FUZZTIME each (default 60s); crashers land in policy/testdata/fuzz
+	@for target in $(FUZZ_TARGETS); do \
+	  echo "== $$target ($(FUZZTIME))"; \
+	  go test ./policy -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) || exit 1; \
+	done
+
+.PHONY: fuzz-short
+fuzz-short: ## the short fuzz budget CI runs on every submission
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(or $(FUZZTIME_SHORT),10s)
 
 $(EASYJSON):
 	GOBIN=$(TOOLS)/bin go install github.com/mailru/easyjson/easyjson@$(EASYJSON_VERSION)

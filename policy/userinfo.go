@@ -2,6 +2,7 @@ package policy
 
 import (
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/mailru/easyjson/jwriter"
 	"github.com/tidwall/gjson"
@@ -35,6 +36,9 @@ func (u UserInfo) Encode() string {
 func CheckSuppliedValue(value string) string {
 	if !gjson.Valid(value) {
 		return "it is not valid JSON"
+	}
+	if !utf8.ValidString(value) {
+		return "it is not valid UTF-8" // encoding/json would read U+FFFD where gjson keeps the raw bytes
 	}
 	doc := gjson.Parse(value)
 	if !doc.IsObject() {

@@ -68,6 +68,7 @@ func TestCheckSuppliedValue(t *testing.T) {
 		{`{"user":"alice"} x`, "not valid JSON"},
 		{`{"user":"alice"`, "not valid JSON"},
 		{`{'user':'alice'}`, "not valid JSON"},
+		{"{\"user\":\"al\xffice\"}", "not valid UTF-8"},
 	} {
 		got := CheckSuppliedValue(tc.value)
 		if tc.problem == "" && got != "" || tc.problem != "" && !strings.Contains(got, tc.problem) {

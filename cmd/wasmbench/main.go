@@ -54,6 +54,7 @@ func main() {
 	requests := flag.String("requests", "testdata/requests", "the fixtures directory")
 	n := flag.Int("n", 1000, "evaluations per scenario and module")
 	reuse := flag.Int("reuse", 10000, "evaluations in one reused instance (memory growth check)")
+	only := flag.String("only", "", "run only the scenarios whose name contains this (skips the targets summary)")
 	startup := flag.Bool("startup", false, "only measure instantiate + _start + wapc_init of the modules given as arguments")
 	flag.Parse()
 	if *startup {
@@ -63,13 +64,13 @@ func main() {
 		}
 		return
 	}
-	if err := run(*policy, *floor, *typed, *requests, *n, *reuse); err != nil {
+	if err := run(*policy, *floor, *typed, *requests, *only, *n, *reuse); err != nil {
 		fmt.Fprintln(os.Stderr, "wasmbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(policyPath, floorPath, typedPath, requests string, n, reuse int) error {
+func run(policyPath, floorPath, typedPath, requests, only string, n, reuse int) error {
 	ctx := context.Background()
 	var modules []*module
 	for _, m := range []struct{ name, path string }{{"floor", floorPath}, {"policy", policyPath}, {"typed-json", typedPath}} {
@@ -89,6 +90,15 @@ func run(policyPath, floorPath, typedPath, requests string, n, reuse int) error 
 	scenarios, err := buildScenarios(requests)
 	if err != nil {
 		return err
+	}
+	if only != "" {
+		var kept []scenario
+		for _, sc := range scenarios {
+			if strings.Contains(sc.name, only) {
+				kept = append(kept, sc)
+			}
+		}
+		scenarios = kept
 	}
 
 	fmt.Printf("wasmbench: fresh instance per evaluation (policy-server's model), wazero compiler, %d evaluations each, GOMAXPROCS=1 timing on one goroutine\n\n", n)
@@ -121,6 +131,10 @@ func run(policyPath, floorPath, typedPath, requests string, n, reuse int) error 
 			us(f.min), us(f.p50), us(f.p99), 1/f.mean.Seconds(),
 			us(p.min), us(p.p50), us(p.p99), ratio(p.p50, f.p50), float64(p.memory)/(1<<20),
 			us(t.p50), ratio(t.p50, p.p50))
+	}
+
+	if only != "" {
+		return nil
 	}
 
 	// Scaling: the cost must grow linearly with the object.
