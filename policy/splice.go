@@ -2,7 +2,10 @@ package policy
 
 import (
 	"strings"
+	"unicode/utf8"
+	"unsafe"
 
+	"github.com/mailru/easyjson/buffer"
 	"github.com/mailru/easyjson/jwriter"
 	"github.com/tidwall/gjson"
 )
@@ -39,50 +42,59 @@ func isMissing(v gjson.Result) bool { return !v.Exists() || v.Type == gjson.Null
 
 // jsonString encodes s as a JSON string with Go's escaping.
 func jsonString(s string) string {
-	w := jwriter.Writer{}
+	if !needsEscape(s) {
+		return `"` + s + `"`
+	}
+	w := jwriter.Writer{Buffer: buffer.Buffer{Buf: make([]byte, 0, len(s)+16)}}
 	w.String(s)
-	return string(w.Buffer.BuildBytes())
+	out := w.Buffer.BuildBytes()
+	return unsafe.String(unsafe.SliceData(out), len(out)) // out is ours and never written again
 }
 
-// setMember returns doc with obj[key] set to valueJSON: the existing value's bytes are replaced, or the
-// member is inserted first in the object. Nothing else in doc changes.
-func setMember(doc string, obj gjson.Result, key, valueJSON string) string {
+// needsEscape reports whether Go's encoding/json would escape anything in s (or replace invalid UTF-8).
+func needsEscape(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return true
+		}
+	}
+	return false
+}
+
+// setMember returns doc with obj[key] set to the JSON text made of valueParts: the existing value's bytes
+// are replaced, or the member is inserted first in the object. Nothing else in doc changes.
+func setMember(doc string, obj gjson.Result, key string, valueParts []string) string {
 	_, old, _ := member(obj, key)
 	if old.Exists() {
-		return splice(doc, old.Index, old.Index+len(old.Raw), valueJSON)
+		return splice(doc, old.Index, old.Index+len(old.Raw), valueParts, "")
 	}
 	open := obj.Index + 1 // just after '{'
-	entry := jsonString(key) + ":" + valueJSON
+	comma := ""
 	if hasMembers(obj) {
-		entry += ","
+		comma = ","
 	}
-	return splice(doc, open, open, entry)
+	return splice(doc, open, open, append([]string{jsonString(key), ":"}, valueParts...), comma)
 }
 
-// setPath sets the nested member path (the last element is the key, the rest are objects) below obj,
-// creating the objects that are missing or null. The caller has checked that present ones are objects.
+// setPath sets the nested member path (the last element is the key, the rest are objects) below obj to
+// valueJSON, creating the objects that are missing or null. The caller has checked that present ones are
+// objects.
 func setPath(doc string, obj gjson.Result, path []string, valueJSON string) string {
 	for i, key := range path[:len(path)-1] {
 		_, next, _ := member(obj, key)
 		if isMissing(next) {
-			return setMember(doc, obj, key, nestedObject(path[i+1:], valueJSON))
+			// {"b":{"c":value}} for the rest of the path [b c].
+			parts := make([]string, 0, 3*len(path))
+			for _, k := range path[i+1:] {
+				parts = append(parts, "{", jsonString(k), ":")
+			}
+			parts = append(parts, valueJSON, strings.Repeat("}", len(path)-i-1))
+			return setMember(doc, obj, key, parts)
 		}
 		obj = next
 	}
-	return setMember(doc, obj, path[len(path)-1], valueJSON)
-}
-
-// nestedObject builds {"a":{"b":value}} for path [a b].
-func nestedObject(path []string, valueJSON string) string {
-	var b strings.Builder
-	for _, key := range path {
-		b.WriteString("{")
-		b.WriteString(jsonString(key))
-		b.WriteString(":")
-	}
-	b.WriteString(valueJSON)
-	b.WriteString(strings.Repeat("}", len(path)))
-	return b.String()
+	return setMember(doc, obj, path[len(path)-1], []string{valueJSON})
 }
 
 // removeMember returns doc without obj[key] and one separating comma.
@@ -97,7 +109,7 @@ func removeMember(doc string, obj gjson.Result, key string) string {
 	} else if before := skipSpaceBack(doc, start); before > 0 && doc[before-1] == ',' {
 		start = before - 1
 	}
-	return splice(doc, start, end, "")
+	return splice(doc, start, end, nil, "")
 }
 
 func hasMembers(obj gjson.Result) bool {
@@ -109,11 +121,19 @@ func hasMembers(obj gjson.Result) bool {
 	return has
 }
 
-func splice(doc string, start, end int, insert string) string {
+// splice returns doc with doc[start:end] replaced by the parts and the suffix, in one allocation.
+func splice(doc string, start, end int, parts []string, suffix string) string {
+	size := len(doc) - (end - start) + len(suffix)
+	for _, p := range parts {
+		size += len(p)
+	}
 	var b strings.Builder
-	b.Grow(len(doc) - (end - start) + len(insert))
+	b.Grow(size)
 	b.WriteString(doc[:start])
-	b.WriteString(insert)
+	for _, p := range parts {
+		b.WriteString(p)
+	}
+	b.WriteString(suffix)
 	b.WriteString(doc[end:])
 	return b.String()
 }

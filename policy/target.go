@@ -2,6 +2,7 @@ package policy
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/tidwall/gjson"
 )
@@ -24,70 +25,70 @@ func findTarget(object gjson.Result, field string, w workload, legacyLabel strin
 	if !object.IsObject() {
 		return t, field + " is missing or not an object"
 	}
+	// Paths for messages are built only when there is a message: this runs on every request.
+	at := func(keys ...string) string { return strings.Join(append([]string{field}, keys...), ".") }
 	t.container = docRoot(object.Raw)
-	path := field
-	for _, key := range w.template {
-		var problem string
-		if t.container, problem = child(t.container, path, key); problem != "" {
-			return t, problem
+	for i, key := range w.template {
+		next, dup := child(t.container, key)
+		if dup {
+			return t, duplicateKey(at(w.template[:i]...), key)
 		}
-		path += "." + key
-		if !t.container.IsObject() {
-			return t, path + " is missing or not an object: a " + w.name + " needs a pod template"
+		if !next.IsObject() {
+			return t, at(w.template[:i+1]...) + " is missing or not an object: a " + w.name + " needs a pod template"
 		}
+		t.container = next
 	}
-	metadata, problem := child(t.container, path, "metadata")
-	if problem != "" {
-		return t, problem
+	md := func(keys ...string) string { return at(append(append(w.template[:len(w.template):len(w.template)], "metadata"), keys...)...) }
+	metadata, dup := child(t.container, "metadata")
+	if dup {
+		return t, duplicateKey(at(w.template...), "metadata")
 	}
-	path += ".metadata"
 	if isMissing(metadata) {
 		return t, ""
 	}
 	if !metadata.IsObject() {
-		return t, path + " must be an object"
+		return t, md() + " must be an object"
 	}
-	if t.annotations, problem = child(metadata, path, "annotations"); problem != "" {
-		return t, problem
-	}
-	if t.annotation, problem = stringEntry(t.annotations, path+".annotations", AnnotationKey); problem != "" {
+	var problem string
+	if t.annotations, t.annotation, problem = stringEntry(metadata, "annotations", AnnotationKey, md); problem != "" {
 		return t, problem
 	}
 	if legacyLabel == "" {
 		return t, ""
 	}
-	if t.labels, problem = child(metadata, path, "labels"); problem != "" {
-		return t, problem
-	}
-	t.label, problem = stringEntry(t.labels, path+".labels", legacyLabel)
+	t.labels, t.label, problem = stringEntry(metadata, "labels", legacyLabel, md)
 	return t, problem
 }
 
-// child returns obj[key], refusing a duplicated key.
-func child(obj gjson.Result, path, key string) (gjson.Result, string) {
+// child returns obj[key] and whether the key occurs more than once.
+func child(obj gjson.Result, key string) (gjson.Result, bool) {
 	_, v, dup := member(obj, key)
-	if dup {
-		return v, path + " has the key " + strconv.Quote(key) + " more than once"
-	}
-	return v, ""
+	return v, dup
 }
 
-// stringEntry reads key from a string map (annotations or labels) that may be missing or null.
-func stringEntry(m gjson.Result, path, key string) (gjson.Result, string) {
-	if isMissing(m) {
-		return gjson.Result{}, ""
+func duplicateKey(path, key string) string {
+	return path + " has the key " + strconv.Quote(key) + " more than once"
+}
+
+// stringEntry reads metadata[mapName][key] from a string map (annotations or labels) that may be missing
+// or null; md names metadata's path for messages.
+func stringEntry(metadata gjson.Result, mapName, key string, md func(...string) string) (m, v gjson.Result, problem string) {
+	m, dup := child(metadata, mapName)
+	switch {
+	case dup:
+		return m, v, duplicateKey(md(), mapName)
+	case isMissing(m):
+		return m, v, ""
+	case !m.IsObject():
+		return m, v, md(mapName) + " must be an object of strings"
 	}
-	if !m.IsObject() {
-		return gjson.Result{}, path + " must be an object of strings"
-	}
-	v, problem := child(m, path, key)
-	if problem != "" {
-		return v, problem
+	if v, dup = child(m, key); dup {
+		return m, v, duplicateKey(md(mapName), key)
 	}
 	if v.Exists() && v.Type != gjson.String {
-		return v, path + "[" + strconv.Quote(key) + "] must be a string"
+		return m, v, md(mapName) + "[" + strconv.Quote(key) + "] must be a string"
 	}
-	return v, ""
+	return m, v, ""
 }
 
 // sameEntry reports whether two optional string entries are equal: same presence, same (unescaped) value.

@@ -76,3 +76,12 @@ func TestCheckSuppliedValue(t *testing.T) {
 		}
 	}
 }
+
+func TestJSONString_MatchesEncodingJSON(t *testing.T) {
+	for _, s := range []string{"", "plain", "yunikorn.apache.org/user.info", `q"b\`, "<>&", "\u2028\u2029", "\x00\x1f\x7f", "é日🙂", "bad \xff utf8", "\t\n\r"} {
+		want, _ := json.Marshal(s)
+		if got := jsonString(s); got != string(want) {
+			t.Errorf("jsonString(%q) = %s, want %s", s, got, want)
+		}
+	}
+}
