@@ -2,6 +2,7 @@ package policy
 
 import (
 	"github.com/mailru/easyjson/buffer"
+	"github.com/mailru/easyjson/jlexer"
 	"github.com/mailru/easyjson/jwriter"
 )
 
@@ -10,7 +11,7 @@ type decision struct {
 	accepted bool
 	code     uint16
 	message  string
-	mutated  string // the whole mutated object; "" when nothing changed
+	mutated  edit // the mutated object; the zero edit when nothing changed
 	warnings []string
 }
 
@@ -31,7 +32,7 @@ type validationResponse struct {
 	Accepted      bool     `json:"accepted"`
 	Message       string   `json:"message,omitempty"`
 	Code          uint16   `json:"code,omitempty"`
-	MutatedObject rawJSON  `json:"mutated_object,omitempty"`
+	MutatedObject edit     `json:"mutated_object,omitempty"`
 	Warnings      []string `json:"warnings,omitempty"`
 }
 
@@ -40,12 +41,12 @@ func (d decision) encode() []byte {
 		Accepted:      d.accepted,
 		Message:       d.message,
 		Code:          d.code,
-		MutatedObject: rawJSON(d.mutated),
+		MutatedObject: d.mutated,
 		Warnings:      d.warnings,
 	}
 	// One buffer sized for the whole answer: the mutated object is as large as the request's object, and
 	// easyjson's default chunked buffer would copy it twice more (and let the GC run) on its way out.
-	size := len(d.mutated) + 2*len(d.message) + 64
+	size := d.mutated.Len() + 2*len(d.message) + 64
 	for _, warning := range d.warnings {
 		size += 2*len(warning) + 4
 	}
@@ -68,11 +69,11 @@ func (s settingsResponse) encode() []byte {
 	return w.Buffer.BuildBytes()
 }
 
-// rawJSON is JSON text written as it is (the mutated object, already valid JSON by construction).
-type rawJSON string
+// MarshalEasyJSON writes the edited object as it is: valid JSON by construction.
+func (e edit) MarshalEasyJSON(w *jwriter.Writer) { e.writeTo(w.RawString) }
 
-// MarshalEasyJSON writes the text unchanged.
-func (r rawJSON) MarshalEasyJSON(w *jwriter.Writer) { w.RawString(string(r)) }
+// IsDefined makes omitempty leave out the zero edit.
+func (e edit) IsDefined() bool { return e.changed() }
 
-// IsDefined makes omitempty leave out an empty value.
-func (r rawJSON) IsDefined() bool { return r != "" }
+// UnmarshalEasyJSON reads an object as an unedited document (the response is only decoded in tests).
+func (e *edit) UnmarshalEasyJSON(in *jlexer.Lexer) { *e = edit{doc: string(in.Raw())} }

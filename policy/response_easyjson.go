@@ -43,7 +43,7 @@ func easyjson6ff3ac1dDecodeGithubComSeedA6d343dfYunikornUserInfoPolicyPolicy(in 
 		case "code":
 			out.Code = uint16(in.Uint16())
 		case "mutated_object":
-			out.MutatedObject = rawJSON(in.String())
+			(out.MutatedObject).UnmarshalEasyJSON(in)
 		case "warnings":
 			if in.IsNull() {
 				in.Skip()

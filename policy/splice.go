@@ -64,23 +64,23 @@ func needsEscape(s string) bool {
 
 // setMember returns doc with obj[key] set to the JSON text made of valueParts: the existing value's bytes
 // are replaced, or the member is inserted first in the object. Nothing else in doc changes.
-func setMember(doc string, obj gjson.Result, key string, valueParts []string) string {
+func setMember(doc string, obj gjson.Result, key string, valueParts []string) edit {
 	_, old, _ := member(obj, key)
 	if old.Exists() {
-		return splice(doc, old.Index, old.Index+len(old.Raw), valueParts, "")
+		return edit{doc: doc, start: old.Index, end: old.Index + len(old.Raw), parts: valueParts}
 	}
 	open := obj.Index + 1 // just after '{'
-	comma := ""
+	parts := append([]string{jsonString(key), ":"}, valueParts...)
 	if hasMembers(obj) {
-		comma = ","
+		parts = append(parts, ",")
 	}
-	return splice(doc, open, open, append([]string{jsonString(key), ":"}, valueParts...), comma)
+	return edit{doc: doc, start: open, end: open, parts: parts}
 }
 
 // setPath sets the nested member path (the last element is the key, the rest are objects) below obj to
 // valueJSON, creating the objects that are missing or null. The caller has checked that present ones are
 // objects.
-func setPath(doc string, obj gjson.Result, path []string, valueJSON string) string {
+func setPath(doc string, obj gjson.Result, path []string, valueJSON string) edit {
 	for i, key := range path[:len(path)-1] {
 		_, next, _ := member(obj, key)
 		if isMissing(next) {
@@ -98,10 +98,10 @@ func setPath(doc string, obj gjson.Result, path []string, valueJSON string) stri
 }
 
 // removeMember returns doc without obj[key] and one separating comma.
-func removeMember(doc string, obj gjson.Result, key string) string {
+func removeMember(doc string, obj gjson.Result, key string) edit {
 	k, v, _ := member(obj, key)
 	if !v.Exists() {
-		return doc
+		return edit{doc: doc}
 	}
 	start, end := k.Index, v.Index+len(v.Raw)
 	if after := skipSpace(doc, end); after < len(doc) && doc[after] == ',' {
@@ -109,7 +109,7 @@ func removeMember(doc string, obj gjson.Result, key string) string {
 	} else if before := skipSpaceBack(doc, start); before > 0 && doc[before-1] == ',' {
 		start = before - 1
 	}
-	return splice(doc, start, end, nil, "")
+	return edit{doc: doc, start: start, end: end}
 }
 
 func hasMembers(obj gjson.Result) bool {
@@ -121,21 +121,40 @@ func hasMembers(obj gjson.Result) bool {
 	return has
 }
 
-// splice returns doc with doc[start:end] replaced by the parts and the suffix, in one allocation.
-func splice(doc string, start, end int, parts []string, suffix string) string {
-	size := len(doc) - (end - start) + len(suffix)
-	for _, p := range parts {
-		size += len(p)
+// edit is a document with doc[start:end] replaced by parts. It is kept in pieces, and written straight into
+// the response, so that a large object is not copied once more on its way out.
+type edit struct {
+	doc        string
+	start, end int
+	parts      []string
+}
+
+// changed reports whether the edit holds a document (the zero edit means "no mutation").
+func (e edit) changed() bool { return e.doc != "" }
+
+// Len is the length of the edited document.
+func (e edit) Len() int {
+	n := len(e.doc) - (e.end - e.start)
+	for _, p := range e.parts {
+		n += len(p)
 	}
+	return n
+}
+
+// String returns the edited document, in one allocation.
+func (e edit) String() string {
 	var b strings.Builder
-	b.Grow(size)
-	b.WriteString(doc[:start])
-	for _, p := range parts {
-		b.WriteString(p)
-	}
-	b.WriteString(suffix)
-	b.WriteString(doc[end:])
+	b.Grow(e.Len())
+	e.writeTo(func(s string) { b.WriteString(s) })
 	return b.String()
+}
+
+func (e edit) writeTo(write func(string)) {
+	write(e.doc[:e.start])
+	for _, p := range e.parts {
+		write(p)
+	}
+	write(e.doc[e.end:])
 }
 
 func skipSpace(s string, i int) int {

@@ -12,6 +12,7 @@ import (
 type target struct {
 	doc         string       // the object's JSON text; every Result below indexes into it
 	container   gjson.Result // the object that holds "metadata" (the Pod, or the pod template)
+	metadata    gjson.Result // absent or null when missing
 	annotations gjson.Result // absent or null when missing
 	labels      gjson.Result // absent or null when missing, or when legacy handling is off
 	annotation  gjson.Result // the user.info value; absent when not set
@@ -38,25 +39,27 @@ func findTarget(object gjson.Result, field string, w workload, legacyLabel strin
 		}
 		t.container = next
 	}
-	md := func(keys ...string) string { return at(append(append(w.template[:len(w.template):len(w.template)], "metadata"), keys...)...) }
-	metadata, dup := child(t.container, "metadata")
-	if dup {
+	md := func(keys ...string) string {
+		return at(append(append(w.template[:len(w.template):len(w.template)], "metadata"), keys...)...)
+	}
+	var dup2 bool
+	if t.metadata, dup2 = child(t.container, "metadata"); dup2 {
 		return t, duplicateKey(at(w.template...), "metadata")
 	}
-	if isMissing(metadata) {
+	if isMissing(t.metadata) {
 		return t, ""
 	}
-	if !metadata.IsObject() {
+	if !t.metadata.IsObject() {
 		return t, md() + " must be an object"
 	}
 	var problem string
-	if t.annotations, t.annotation, problem = stringEntry(metadata, "annotations", AnnotationKey, md); problem != "" {
+	if t.annotations, t.annotation, problem = stringEntry(t.metadata, "annotations", AnnotationKey, md); problem != "" {
 		return t, problem
 	}
 	if legacyLabel == "" {
 		return t, ""
 	}
-	t.labels, t.label, problem = stringEntry(metadata, "labels", legacyLabel, md)
+	t.labels, t.label, problem = stringEntry(t.metadata, "labels", legacyLabel, md)
 	return t, problem
 }
 
@@ -96,8 +99,17 @@ func sameEntry(a, b gjson.Result) bool {
 	return a.Exists() == b.Exists() && a.Str == b.Str
 }
 
-// stamp returns the object's text with the annotation set to value, creating metadata and annotations
-// when missing or null.
-func (t target) stamp(value string) string {
-	return setPath(t.doc, t.container, []string{"metadata", "annotations", AnnotationKey}, jsonString(value))
+// stamp returns the object with the annotation set to value, creating metadata and annotations when
+// missing or null. It edits the innermost map findTarget found, so the object is not walked again.
+func (t target) stamp(value string) edit {
+	v := jsonString(value)
+	switch {
+	case t.annotations.IsObject():
+		return setMember(t.doc, t.annotations, AnnotationKey, []string{v})
+	case t.metadata.IsObject():
+		return setMember(t.doc, t.metadata, "annotations", []string{"{", quotedAnnotationKey, ":", v, "}"})
+	}
+	return setMember(t.doc, t.container, "metadata", []string{`{"annotations":{`, quotedAnnotationKey, ":", v, "}}"})
 }
+
+var quotedAnnotationKey = jsonString(AnnotationKey)

@@ -176,24 +176,26 @@ func (e *evaluation) updateWorkload() decision {
 		return reject(e.describeRequester() + " is not allowed to change " + what + " in " + e.kind.where() +
 			" of this " + e.kind.name + ": leave it as it was")
 	}
-	doc := newT.doc
+	t := newT
+	var restored edit
 	if annotationChanged {
-		doc = restoreEntry(newT, "annotations", AnnotationKey, oldT.annotation, newT.annotations)
+		restored = restoreEntry(t, "annotations", AnnotationKey, oldT.annotation, t.annotations)
+		if labelChanged { // a second edit: find the target again in the first edit's result
+			if t, problem = findTarget(docRoot(restored.String()), "request.object", e.kind, e.settings.LegacyUserLabel); problem != "" {
+				return badInput(problem)
+			}
+		}
 	}
 	if labelChanged {
-		t, problem := findTarget(docRoot(doc), "request.object", e.kind, e.settings.LegacyUserLabel)
-		if problem != "" {
-			return badInput(problem)
-		}
-		doc = restoreEntry(t, "labels", e.settings.LegacyUserLabel, oldT.label, t.labels)
+		restored = restoreEntry(t, "labels", e.settings.LegacyUserLabel, oldT.label, t.labels)
 	}
-	return decision{accepted: true, mutated: doc, warnings: []string{what + " in " + e.kind.where() +
+	return decision{accepted: true, mutated: restored, warnings: []string{what + " in " + e.kind.where() +
 		" was restored to its previous value: only trusted controllers and allow-listed submitters may change it"}}
 }
 
 // restoreEntry puts a map entry of the target (annotations or labels) back to its old value, or removes
 // it when the old template had none.
-func restoreEntry(t target, mapName, key string, old, newMap gjson.Result) string {
+func restoreEntry(t target, mapName, key string, old, newMap gjson.Result) edit {
 	if old.Exists() {
 		return setPath(t.doc, t.container, []string{"metadata", mapName, key}, old.Raw)
 	}
