@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/kwctl"
 )
@@ -27,13 +29,16 @@ func demoCommand(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	ctx := context.Background()
-	host, err := loadPolicy(ctx, f.positional[0], stderr)
+	// The guest's log lines are collected per request and shown in its block (the demo is sequential).
+	var logs bytes.Buffer
+	host, err := loadPolicy(ctx, f.positional[0], &logs)
 	if err != nil {
 		fmt.Fprintf(stderr, "kwhost demo: %v\n", err)
 		return exitUsage
 	}
 	defer host.Close(ctx)
 	if err := kwctl.ValidateSettings(ctx, host, settings); err != nil {
+		_, _ = stderr.Write(logs.Bytes())
 		fmt.Fprintln(stderr, err)
 		return exitSettings
 	}
@@ -50,7 +55,13 @@ func demoCommand(args []string, stdout, stderr io.Writer) int {
 			code = exitUsage
 			continue
 		}
+		logs.Reset()
 		printDecision(stdout, req, kwctl.Validate(ctx, host, req, settings))
+		for _, entry := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+			if entry != "" {
+				fmt.Fprintf(stdout, "  %-9s %s\n", "log", entry)
+			}
+		}
 	}
 	return code
 }
