@@ -1,9 +1,11 @@
 package policy
 
 import (
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/francoispqt/onelog"
@@ -44,4 +46,34 @@ func BenchmarkValidate_ManyRegexes(b *testing.B) {
 		`"systemUsers":["^system:serviceaccount:kube-system:","^system:kube-controller-manager$","^ctrl-[a-z]+$","^operator:.*$"],`+
 		`"externalUsers":["^airflow$","^livy-[0-9]+$","^spark:(driver|gateway)$","^svc:.*:submit$"],`+
 		`"externalGroups":["^spark-submitters$","^workflow-engines$","^batch-[a-z]+$","^platform$"]}`)
+}
+
+// BenchmarkValidate_Pod100K stamps a Pod padded to ~100 KB with environment variables.
+func BenchmarkValidate_Pod100K(b *testing.B) {
+	req := map[string]any{}
+	if err := json.Unmarshal(benchPayload(b, "pod-create-alice", `{}`), &req); err != nil {
+		b.Fatal(err)
+	}
+	container := path(req, "request", "object", "spec", "containers").([]any)[0].(map[string]any)
+	env := container["env"].([]any)
+	for i := 0; len(mustMarshal(b, req)) < 100<<10; i++ {
+		env = append(env, map[string]any{"name": "SETTING_" + strconv.Itoa(i), "value": "some-configuration-value"})
+		container["env"] = env
+	}
+	payload := mustMarshal(b, req)
+	logger := onelog.New(io.Discard, onelog.ALL)
+	b.SetBytes(int64(len(payload)))
+	b.ReportAllocs()
+	for b.Loop() {
+		Validate(payload, logger)
+	}
+}
+
+func mustMarshal(b *testing.B, v any) []byte {
+	b.Helper()
+	out, err := json.Marshal(v)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return out
 }
