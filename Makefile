@@ -68,7 +68,7 @@ unit-tests: $(TOOLS)/tinygo.path ## native unit tests of the policy and the host
 .PHONY: e2e-tests
 e2e-tests: policy.wasm $(KWHOST) ## e2e.bats through policy.wasm with kwctl (or the project's host)
 	@hack/ensure-debian-packages.sh bats:bats jq:jq
-	KWCTL=$(KWCTL) POLICY=$(CURDIR)/policy.wasm bats e2e.bats
+	KWCTL=$(KWCTL) POLICY=$(CURDIR)/policy.wasm bats e2e.bats e2e-attacks.bats
 
 build/floor.wasm build/typed.wasm: build/%.wasm: bench/%/main.go go.mod go.sum $(TOOLS)/tinygo.path
 	@mkdir -p build
@@ -86,7 +86,7 @@ annotated-policy.wasm: policy.wasm ## annotate policy.wasm with metadata.yml for
 	@command -v kwctl >/dev/null 2>&1 || { echo "kwctl is not installed: get it from https://github.com/kubewarden/kwctl/releases, then run: kwctl annotate -m metadata.yml -u README.md -o annotated-policy.wasm policy.wasm" >&2; exit 1; }
 	kwctl annotate -m metadata.yml -u README.md -o $@ policy.wasm
 
-FUZZ_TARGETS := FuzzValidate FuzzSettings FuzzCheckSuppliedValue FuzzStamp
+FUZZ_TARGETS := FuzzValidate FuzzSettings FuzzCheckSuppliedValue FuzzStamp FuzzValidJSON
 FUZZTIME ?= 60s
 
 .PHONY: fuzz

@@ -173,6 +173,22 @@ func TestCreate_Rule1_UntrustedAnnotationIsRejected(t *testing.T) {
 	}
 }
 
+func TestCreate_Rule1_TheRequestersOwnValueIsNotAMutation(t *testing.T) {
+	// kubectl create job --from=cronjob copies the owner's stamp: nothing is forged, nothing changes, in
+	// either mode.
+	for _, settings := range []string{"", rejectSettings} {
+		resp, _ := evaluateReq(t, as(t, "job-create-alice", "Job", bob, bobValue), settings)
+		expectAccepted(t, resp)
+		if len(resp.Warnings) != 0 {
+			t.Fatalf("nothing was replaced: %q", resp.Warnings)
+		}
+	}
+	// The same identity written differently is not the stamp: it is replaced.
+	req := as(t, "pod-create-alice", "Pod", bob, `{"groups":["qa","system:authenticated"],"user":"bob"}`)
+	resp, _ := evaluateReq(t, req, "")
+	expectOnly(t, req, resp, "Pod", "annotations", AnnotationKey, bobValue)
+}
+
 func TestCreate_Rule1_EvenAnEmptyUntrustedValueIsReplaced(t *testing.T) {
 	req := as(t, "pod-create-alice", "Pod", bob, "")
 	resp, _ := evaluateReq(t, req, "")

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mailru/easyjson/jlexer"
+	"github.com/tidwall/gjson"
 )
 
 // Setting values as SPEC.md "Settings" defines them.
@@ -149,6 +150,11 @@ func parseSettings(data []byte) (Settings, []string) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return s, nil
 	}
+	// Unknown keys first: easyjson skips a member whose value is null before it looks at the key, and a
+	// typo must not pass because its value happens to be null.
+	if unknown := unknownSettingsKey(data); unknown != "" {
+		return s, []string{"unknown key " + strconv.Quote(unknown) + ": valid keys are " + settingsKeys}
+	}
 	var raw rawSettings
 	lexer := jlexer.Lexer{Data: data}
 	raw.UnmarshalEasyJSON(&lexer)
@@ -178,6 +184,21 @@ func parseSettings(data []byte) (Settings, []string) {
 			"nobody: add the users or groups allowed to supply the annotation, or set bypassAuth to false")
 	}
 	return s, problems
+}
+
+// unknownSettingsKey returns the first key of the settings object that is not a setting.
+func unknownSettingsKey(data []byte) string {
+	unknown := ""
+	gjson.ParseBytes(data).ForEach(func(key, _ gjson.Result) bool {
+		switch key.Str {
+		case "bypassAuth", "bypassControllers", "systemUsers", "externalUsers", "externalGroups",
+			"onUntrustedAnnotation", "legacyUserLabel":
+			return true
+		}
+		unknown = key.Str
+		return false
+	})
+	return unknown
 }
 
 // settingsSyntaxProblem explains a decoder failure: an unknown key, or JSON that is not an object.

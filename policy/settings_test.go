@@ -90,6 +90,7 @@ func TestSettings_InvalidAreRejectedNamingKeyAndIndex(t *testing.T) {
 		{"invalid regex as single string", `{"systemUsers":"*"}`, "systemUsers[0]: invalid regular expression \"*\""},
 		{"empty pattern", `{"systemUsers":["^a$",""]}`, `systemUsers[1]: the empty pattern "" matches every user`},
 		{"unknown key", `{"bypassauth":true}`, `unknown key "bypassauth": valid keys are bypassAuth, bypassControllers, systemUsers, externalUsers, externalGroups, onUntrustedAnnotation, legacyUserLabel`},
+		{"unknown key set to null", `{"bypassauth":null}`, `unknown key "bypassauth"`},
 		{"unknown mode", `{"onUntrustedAnnotation":"ignore"}`, `onUntrustedAnnotation: "ignore" is not a valid mode: use "replace"`},
 		{"mode case matters", `{"onUntrustedAnnotation":"Reject"}`, `onUntrustedAnnotation: "Reject" is not a valid mode`},
 		{"mode of wrong type", `{"onUntrustedAnnotation":true}`, "onUntrustedAnnotation: must be a string, not a boolean"},

@@ -3,6 +3,7 @@ package policy
 import (
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 )
@@ -95,8 +96,13 @@ func stringEntry(metadata gjson.Result, mapName, key string, md func(...string) 
 }
 
 // sameEntry reports whether two optional string entries are equal: same presence, same (unescaped) value.
+// gjson turns every invalid escape (a lone surrogate such as \ud800) into U+FFFD, so values that contain
+// one are compared as written too: `\ud800\u0041` and `\ud800\u0042` must not look alike.
 func sameEntry(a, b gjson.Result) bool {
-	return a.Exists() == b.Exists() && a.Str == b.Str
+	if a.Exists() != b.Exists() || a.Str != b.Str {
+		return false
+	}
+	return a.Raw == b.Raw || !strings.ContainsRune(a.Str, utf8.RuneError)
 }
 
 // stamp returns the object with the annotation set to value, creating metadata and annotations when

@@ -34,7 +34,7 @@ func (u UserInfo) Encode() string {
 // duplicate keys; the scheduler would then read "nobody" or the last duplicate (and encoding/json matches
 // keys case-insensitively), so each of those is refused here.
 func CheckSuppliedValue(value string) string {
-	if !gjson.Valid(value) {
+	if !validJSON(value) {
 		return "it is not valid JSON"
 	}
 	if !utf8.ValidString(value) {

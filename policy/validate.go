@@ -25,7 +25,7 @@ func ValidateSettings(payload []byte) []byte {
 func evaluate(payload []byte, logger *onelog.Logger) decision {
 	// The payload is only read and outlives the evaluation, so a string view of it is safe.
 	text := unsafe.String(unsafe.SliceData(payload), len(payload))
-	if !gjson.Valid(text) {
+	if !validJSON(text) {
 		return badInput("the validate payload is not valid JSON")
 	}
 	r := readRequest(text)
@@ -96,6 +96,12 @@ func (e *evaluation) create() decision {
 				return e.invalidValue(problem)
 			}
 			e.debug("supplied value kept: the requester is trusted (rule 1)")
+			return accept()
+		}
+		if t.annotation.Str == e.stamp() {
+			// Exactly what the policy would write, e.g. a Job made with `kubectl create job --from=cronjob`
+			// by the CronJob's owner: nothing is forged and nothing changes (SPEC.md: mutate only on change).
+			e.debug("supplied value is the requester's own identity: left as it is (rule 1)")
 			return accept()
 		}
 		e.warn("refused an untrusted " + AnnotationKey + " value (rule 1)")
@@ -221,8 +227,12 @@ func (e *evaluation) labelGuarded(old target) bool {
 }
 
 func (e *evaluation) stampDecision(t target) decision {
-	value := UserInfo{User: e.who.username, Groups: e.who.groups}.Encode()
-	return decision{accepted: true, mutated: t.stamp(value)}
+	return decision{accepted: true, mutated: t.stamp(e.stamp())}
+}
+
+// stamp is the requester's identity as the annotation value.
+func (e *evaluation) stamp() string {
+	return UserInfo{User: e.who.username, Groups: e.who.groups}.Encode()
 }
 
 func (e *evaluation) invalidValue(problem string) decision {
