@@ -9,78 +9,78 @@ func validJSON(s string) bool {
 	var open []byte // '{' or '[' for every container entered
 	i := 0
 	for {
-		// A value is expected at i.
+		var entered, ok bool
+		if i, open, entered, ok = scanValueStart(s, i, open); !ok {
+			return false
+		}
+		if entered {
+			continue // a value is expected inside the new container
+		}
+		var done bool
+		if i, open, done, ok = scanValueEnd(s, i, open); !ok || done {
+			return ok
+		}
+	}
+}
+
+// scanValueStart reads the value expected at i: a scalar or an empty container (entered false, i after
+// it), or the opening of a non-empty one (entered true, i at its first value).
+func scanValueStart(s string, i int, open []byte) (next int, _ []byte, entered, ok bool) {
+	i = skipSpace(s, i)
+	if i >= len(s) {
+		return i, open, false, false
+	}
+	switch c := s[i]; {
+	case c == '{' || c == '[':
+		closing := byte('}')
+		if c == '[' {
+			closing = ']'
+		}
+		if i = skipSpace(s, i+1); i < len(s) && s[i] == closing {
+			return i + 1, open, false, true
+		}
+		if c == '{' {
+			i, ok = scanKey(s, i)
+			return i, append(open, c), true, ok
+		}
+		return i, append(open, c), true, true
+	case c == '"':
+		i, ok = scanString(s, i)
+	case c == 't':
+		i, ok = scanLiteral(s, i, "true")
+	case c == 'f':
+		i, ok = scanLiteral(s, i, "false")
+	case c == 'n':
+		i, ok = scanLiteral(s, i, "null")
+	case c == '-' || isDigit(c):
+		i, ok = scanNumber(s, i)
+	}
+	return i, open, false, ok
+}
+
+// scanValueEnd closes containers after a value until a comma asks for the next value (done false), or
+// the document ends (done true; ok when nothing but whitespace follows).
+func scanValueEnd(s string, i int, open []byte) (next int, _ []byte, done, ok bool) {
+	for {
 		i = skipSpace(s, i)
+		if len(open) == 0 {
+			return i, open, true, i == len(s)
+		}
 		if i >= len(s) {
-			return false
+			return i, open, true, false
 		}
-		var ok bool
-		switch c := s[i]; {
-		case c == '{':
-			if i = skipSpace(s, i+1); i < len(s) && s[i] == '}' {
-				i++
-				break
-			}
-			open = append(open, '{')
-			if i, ok = scanKey(s, i); !ok {
-				return false
-			}
-			continue
-		case c == '[':
-			if i = skipSpace(s, i+1); i < len(s) && s[i] == ']' {
-				i++
-				break
-			}
-			open = append(open, '[')
-			continue
-		case c == '"':
-			if i, ok = scanString(s, i); !ok {
-				return false
-			}
-		case c == 't':
-			if i, ok = scanLiteral(s, i, "true"); !ok {
-				return false
-			}
-		case c == 'f':
-			if i, ok = scanLiteral(s, i, "false"); !ok {
-				return false
-			}
-		case c == 'n':
-			if i, ok = scanLiteral(s, i, "null"); !ok {
-				return false
-			}
-		case c == '-' || ('0' <= c && c <= '9'):
-			if i, ok = scanNumber(s, i); !ok {
-				return false
-			}
+		top := open[len(open)-1]
+		switch {
+		case s[i] == ',' && top == '{':
+			i, ok = scanKey(s, skipSpace(s, i+1))
+			return i, open, !ok, ok
+		case s[i] == ',':
+			return i + 1, open, false, true
+		case top == '{' && s[i] == '}', top == '[' && s[i] == ']':
+			open = open[:len(open)-1]
+			i++
 		default:
-			return false
-		}
-		// A value ended at i: close containers until a comma asks for the next value.
-		for {
-			i = skipSpace(s, i)
-			if len(open) == 0 {
-				return i == len(s)
-			}
-			if i >= len(s) {
-				return false
-			}
-			top := open[len(open)-1]
-			if s[i] == ',' {
-				i++
-				if top == '{' {
-					if i, ok = scanKey(s, skipSpace(s, i)); !ok {
-						return false
-					}
-				}
-				break
-			}
-			if (top == '{' && s[i] == '}') || (top == '[' && s[i] == ']') {
-				open = open[:len(open)-1]
-				i++
-				continue
-			}
-			return false
+			return i, open, true, false
 		}
 	}
 }
@@ -153,13 +153,15 @@ func scanNumber(s string, i int) (int, bool) {
 		return i, false
 	}
 	if i < len(s) && s[i] == '.' {
-		if i++; i >= len(s) || !isDigit(s[i]) {
+		i++
+		if i >= len(s) || !isDigit(s[i]) {
 			return i, false
 		}
 		i = skipDigits(s, i)
 	}
 	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		if i++; i < len(s) && (s[i] == '+' || s[i] == '-') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
 			i++
 		}
 		if i >= len(s) || !isDigit(s[i]) {

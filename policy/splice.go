@@ -53,7 +53,7 @@ func jsonString(s string) string {
 
 // needsEscape reports whether Go's encoding/json would escape anything in s (or replace invalid UTF-8).
 func needsEscape(s string) bool {
-	for i := 0; i < len(s); i++ {
+	for i := range len(s) {
 		c := s[i]
 		if c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
 			return true
