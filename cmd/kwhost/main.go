@@ -4,6 +4,10 @@
 //
 //	kwhost run [--request-path|-r FILE] [--settings-json JSON | --settings-path|-s FILE] policy.wasm
 //	kwhost demo [--settings-json JSON | --settings-path|-s FILE] policy.wasm REQUEST.json...
+//	kwhost serve --policy policy.wasm [--settings-json JSON | -s FILE] --cert-file F --key-file F [--listen ADDR] [--record FILE]
+//
+// serve answers AdmissionReviews over HTTPS for a real API server, for the cluster suite under
+// test/cluster (see package internal/webhook); it is a test host too, not a production server.
 //
 // run prints one line of AdmissionResponse JSON on stdout and the policy's logs on stderr. Exit
 // codes: 0 when the policy answered (allowed or rejected), 1 when it refused its settings, 2 for a
@@ -27,10 +31,17 @@ import (
 const usage = `usage:
   kwhost run [--request-path|-r FILE] [--settings-json JSON | --settings-path|-s FILE] policy.wasm
   kwhost demo [--settings-json JSON | --settings-path|-s FILE] policy.wasm REQUEST.json...
+  kwhost serve --policy policy.wasm [--settings-json JSON | --settings-path|-s FILE]
+               --cert-file F --key-file F [--listen 127.0.0.1:9443] [--record FILE] [--eval-timeout 10s]
+               [--log-level info]
 
 run   evaluates one request like ` + "`kwctl run`" + `: one line of AdmissionResponse JSON on stdout
       (FILE "-" reads stdin), the policy's logs on stderr.
 demo  evaluates each request and prints a readable summary of the decision and the patch.
+serve answers admission.k8s.io/v1 AdmissionReviews over HTTPS as a mutating webhook (a test host,
+      not a production server) until SIGINT or SIGTERM: one line per request on stderr (plus the
+      policy's logs at --log-level and above), and with --record one JSON line per request
+      (userInfo as sent) in FILE.
 
 exit codes: 0 the policy answered (allowed or rejected), 1 it refused its settings,
             2 bad command line or unreadable or malformed file
@@ -61,6 +72,8 @@ func kwhost(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runCommand(args[1:], stdin, stdout, stderr)
 	case "demo":
 		return demoCommand(args[1:], stdout, stderr)
+	case "serve":
+		return serveCommand(args[1:], stderr)
 	case "help":
 		fmt.Fprint(stdout, usage)
 		return exitOK

@@ -133,7 +133,7 @@ func TestRun_BadInvocationsExit2(t *testing.T) {
 		{"unreadable request", []string{"run", "-r", "/nonexistent.json", policy}, "kwhost run: cannot read the request: open /nonexistent.json"},
 		{"malformed settings", []string{"run", "-r", deployment, "--settings-json", "[1]", policy}, "kwhost run: cannot parse settings JSON: settings must be an object"},
 		{"not a module", []string{"run", "-r", deployment, deployment}, "kwhost run: cannot load policy " + deployment + ": compile module:"},
-		{"unknown command", []string{"serve"}, `kwhost: unknown command "serve"`},
+		{"unknown command", []string{"bench"}, `kwhost: unknown command "bench"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := runKwhost("", tc.args...)

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/kwctl"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/wapchost"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/webhook"
+)
+
+// serveConfig is serve's command line.
+type serveConfig struct {
+	policy, certFile, keyFile, listen, recordPath, logLevel string
+	settings                                                flags // only its settings fields
+	evalTimeout                                             time.Duration
+}
+
+func parseServeFlags(args []string) (*serveConfig, error) {
+	c := &serveConfig{}
+	fs := flag.NewFlagSet("kwhost serve", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&c.policy, "policy", "", "")
+	fs.StringVar(&c.settings.settingsJSON, "settings-json", "", "")
+	fs.StringVar(&c.settings.settingsPath, "settings-path", "", "")
+	fs.StringVar(&c.settings.settingsPath, "s", "", "")
+	fs.StringVar(&c.certFile, "cert-file", "", "")
+	fs.StringVar(&c.keyFile, "key-file", "", "")
+	fs.StringVar(&c.listen, "listen", "127.0.0.1:9443", "")
+	fs.StringVar(&c.recordPath, "record", "", "")
+	fs.DurationVar(&c.evalTimeout, "eval-timeout", webhook.DefaultEvalTimeout, "")
+	fs.StringVar(&c.logLevel, "log-level", "info", "")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return nil, fmt.Errorf("unexpected argument %q (the module goes in --policy)", fs.Arg(0))
+	case c.policy == "":
+		return nil, errors.New("--policy is required")
+	case c.certFile == "" || c.keyFile == "":
+		return nil, errors.New("--cert-file and --key-file are required (the API server calls webhooks over HTTPS only)")
+	case c.settings.settingsJSON != "" && c.settings.settingsPath != "":
+		return nil, errors.New("--settings-json and --settings-path are mutually exclusive")
+	case c.evalTimeout <= 0:
+		return nil, errors.New("--eval-timeout must be positive")
+	case levels[c.logLevel] == 0:
+		return nil, fmt.Errorf("--log-level %q: want trace, debug, info, warn or error", c.logLevel)
+	}
+	return c, nil
+}
+
+// serveCommand runs the webhook until SIGINT or SIGTERM.
+func serveCommand(args []string, stderr io.Writer) int {
+	c, err := parseServeFlags(args)
+	if err != nil {
+		return usageError(stderr, "serve", err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return serve(ctx, c, stderr, nil)
+}
+
+// serve is serveCommand without the command line and the signals: it serves until ctx is done,
+// and calls ready with the address once it accepts connections (tests listen on port 0).
+func serve(ctx context.Context, c *serveConfig, stderr io.Writer, ready func(addr string)) int {
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "kwhost serve: %v\n", err)
+		return exitUsage
+	}
+	settings, err := c.settings.settings()
+	if err != nil {
+		return fail(err)
+	}
+	wasm, err := os.ReadFile(c.policy)
+	if err != nil {
+		return fail(err)
+	}
+	// Interruptible: --eval-timeout (or the API server's shorter ?timeout=) must stop a runaway guest.
+	policyLog := &levelFilter{w: stderr, min: levels[c.logLevel]}
+	host, err := wapchost.Load(ctx, wasm, wapchost.Options{Log: policyLog, Stdio: stderr, Interruptible: true})
+	if err != nil {
+		return fail(fmt.Errorf("cannot load policy %s: %w", c.policy, err))
+	}
+	defer host.Close(context.WithoutCancel(ctx))
+
+	opts := webhook.Options{Settings: settings, Log: stderr, EvalTimeout: c.evalTimeout}
+	if c.recordPath != "" {
+		f, err := os.OpenFile(c.recordPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		if err != nil {
+			return fail(err)
+		}
+		defer f.Close()
+		opts.Record = f
+	}
+	handler, err := webhook.New(ctx, host, opts)
+	var settingsErr *kwctl.SettingsError
+	switch {
+	case errors.As(err, &settingsErr):
+		fmt.Fprintln(stderr, settingsErr) // policy-server's and kwctl's words, so scripts can match them
+		return exitSettings
+	case err != nil:
+		return fail(err)
+	}
+	cert, err := tls.LoadX509KeyPair(c.certFile, c.keyFile)
+	if err != nil {
+		return fail(fmt.Errorf("cannot load the serving certificate: %w", err))
+	}
+	ln, err := net.Listen("tcp", c.listen)
+	if err != nil {
+		return fail(err)
+	}
+	srv := webhook.Server(handler, cert)
+	done := make(chan error, 1)
+	go func() { done <- srv.ServeTLS(ln, "", "") }()
+	fmt.Fprintf(stderr, "kwhost serve: %s on https://%s (a test host, not a production server), settings %s\n",
+		c.policy, ln.Addr(), settings)
+	if ready != nil {
+		ready(ln.Addr().String())
+	}
+	select {
+	case err := <-done:
+		return fail(err)
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fail(err)
+	}
+	fmt.Fprintln(stderr, "kwhost serve: stopped")
+	return exitOK
+}
+
+// levels ranks the SDK's log levels; policy-server shows info and above unless told otherwise.
+var levels = map[string]int{"trace": 1, "debug": 2, "info": 3, "warn": 4, "error": 5}
+
+// levelFilter drops the policy's log lines below min, so that stderr keeps about one line per request.
+// wapchost writes one line per Write; a line that is not the SDK's JSON passes.
+type levelFilter struct {
+	w   io.Writer
+	min int
+}
+
+func (f *levelFilter) Write(p []byte) (int, error) {
+	var line struct {
+		Level string `json:"level"`
+	}
+	if json.Unmarshal(p, &line) == nil && levels[line.Level] != 0 && levels[line.Level] < f.min {
+		return len(p), nil
+	}
+	return f.w.Write(p)
+}

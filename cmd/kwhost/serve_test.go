@@ -1,0 +1,191 @@
+package main
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The webhook's behaviour is tested in internal/webhook; these check the command around it.
+
+func TestServe_RefusesInvalidSettingsAtStartUpLikePolicyServer(t *testing.T) {
+	got := runKwhost("", "serve", "--policy", scripted(t), "--settings-json", `{"invalid":"queue is required"}`,
+		"--cert-file", "unused.crt", "--key-file", "unused.key")
+	if want := (result{1, "", "Provided settings are not valid: queue is required\n"}); got != want {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+}
+
+func TestServe_BadInvocationsExit2(t *testing.T) {
+	policy := scripted(t)
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		stderr string
+	}{
+		{"no policy", []string{"--cert-file", "a", "--key-file", "b"}, "kwhost serve: --policy is required\n\nusage:"},
+		{"no certificate", []string{"--policy", policy}, "kwhost serve: --cert-file and --key-file are required"},
+		{"positional module", []string{"--cert-file", "a", "--key-file", "b", policy}, "kwhost serve: unexpected argument"},
+		{"both settings", []string{"--policy", policy, "--cert-file", "a", "--key-file", "b", "--settings-json", "{}", "-s", "x"}, "kwhost serve: --settings-json and --settings-path are mutually exclusive"},
+		{"unreadable certificate", []string{"--policy", policy, "--cert-file", "/nonexistent.crt", "--key-file", "/nonexistent.key"}, "kwhost serve: cannot load the serving certificate: open /nonexistent.crt"},
+		{"not a module", []string{"--policy", deployment, "--cert-file", "a", "--key-file", "b"}, "kwhost serve: cannot load policy " + deployment},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := runKwhost("", append([]string{"serve"}, tc.args...)...)
+			if got.code != 2 || got.stdout != "" || !strings.HasPrefix(got.stderr, tc.stderr) {
+				t.Errorf("got %+v, want exit 2 and stderr starting %q", got, tc.stderr)
+			}
+		})
+	}
+}
+
+func TestServe_AnswersOverTLSUntilCancelledAndRecordsEachRequest(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile, pool := selfSigned(t, dir)
+	record := filepath.Join(dir, "record.jsonl")
+	c, err := parseServeFlags([]string{"--policy", scripted(t), "--cert-file", certFile, "--key-file", keyFile,
+		"--listen", "127.0.0.1:0", "--record", record, "--settings-json", `{"response":{"accepted":false,"message":"no","code":403}}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stderr lockedBuffer
+	addr := make(chan string, 1)
+	exit := make(chan int, 1)
+	go func() { exit <- serve(ctx, c, &stderr, func(a string) { addr <- a }) }()
+	var url string
+	select {
+	case a := <-addr:
+		url = "https://" + a + "/validate"
+	case code := <-exit:
+		t.Fatalf("serve exited %d: %s", code, stderr.String())
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not start")
+	}
+
+	request, err := os.ReadFile(deployment)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":` + string(request) + `}`
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	resp, err := client.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var answer map[string]json.RawMessage
+	err = json.NewDecoder(resp.Body).Decode(&answer)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{` + deployUID + `,"allowed":false,"status":{"message":"no","code":403},"auditAnnotations":null,"warnings":null}`
+	if string(answer["response"]) != want {
+		t.Errorf("response %s\nwant     %s", answer["response"], want)
+	}
+
+	cancel()
+	select {
+	case code := <-exit:
+		if code != exitOK {
+			t.Errorf("exit %d after cancel: %s", code, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+	log := stderr.String()
+	for _, want := range []string{"(a test host, not a production server)", `CREATE apps/v1 Deployment team-a/web by "alice"`, "REJECTED code 403", "kwhost serve: stopped"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, log)
+		}
+	}
+	rec, err := os.ReadFile(record)
+	if err != nil || !strings.Contains(string(rec), `"userInfo":{"username":"alice","groups":["devops","system:authenticated"]}`) {
+		t.Errorf("record %s (%v)", rec, err)
+	}
+}
+
+// selfSigned writes a certificate for 127.0.0.1 and its key, and returns a pool that trusts it.
+func selfSigned(t *testing.T, dir string) (certFile, keyFile string, pool *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "kwhost-test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		KeyUsage: x509.KeyUsageDigitalSignature, BasicConstraintsValid: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile = filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	pool = x509.NewCertPool()
+	pool.AddCert(cert)
+	return certFile, keyFile, pool
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func TestLevelFilter_DropsThePolicysLinesBelowTheLevel(t *testing.T) {
+	var out strings.Builder
+	f := &levelFilter{w: &out, min: levels["info"]}
+	for _, line := range []string{
+		`{"level":"debug","message":"stamped the requester (rule 3)"}` + "\n",
+		`{"level":"info","message":"kept"}` + "\n",
+		`{"level":"warn","message":"refused"}` + "\n",
+		"not JSON\n",
+	} {
+		if n, err := f.Write([]byte(line)); n != len(line) || err != nil {
+			t.Errorf("Write(%q) = %d, %v", line, n, err)
+		}
+	}
+	if want := `{"level":"info","message":"kept"}` + "\n" + `{"level":"warn","message":"refused"}` + "\n" + "not JSON\n"; out.String() != want {
+		t.Errorf("got %q\nwant %q", out.String(), want)
+	}
+}

@@ -1,0 +1,28 @@
+# The cluster suite: the policy, served by `kwhost serve`, against a real kube-apiserver and
+# kube-controller-manager built from the Go module proxy. Included by the main Makefile.
+# See test/cluster/README.md.
+
+KUBE_VERSION  ?= 1.31.4
+# Keyed by version, so that a second run skips the ~8 minute build; `make clean` keeps it.
+KUBE_BIN      ?= $(TOOLS)/k8s/v$(KUBE_VERSION)/bin
+WEBHOOKCONFIG := $(BUILD)/webhookconfig
+CLUSTER_RUN   ?= $(BUILD)/cluster
+# The webhook rules come from here; another file lets a rule change be tried before it ships.
+CLUSTER_METADATA ?= $(CURDIR)/metadata.yml
+
+$(WEBHOOKCONFIG): go.mod go.sum test/cluster/webhookconfig/main.go
+	go build -o $@ ./test/cluster/webhookconfig
+
+.PHONY: kube-binaries
+kube-binaries: ## build kube-apiserver + kube-controller-manager into .tools/k8s (~8 min, once per version)
+	@test/cluster/build-k8s.sh $(KUBE_BIN)
+
+.PHONY: e2e-cluster
+e2e-cluster: policy.wasm $(KWHOST) $(WEBHOOKCONFIG) ## the policy against a real API server and controllers (test/cluster)
+	@KUBE_VERSION=$(KUBE_VERSION) KUBE_BIN=$(KUBE_BIN) RUN=$(CLUSTER_RUN) KWHOST=$(KWHOST) \
+	  POLICY=$(CURDIR)/policy.wasm WEBHOOKCONFIG=$(WEBHOOKCONFIG) METADATA=$(CLUSTER_METADATA) \
+	  test/cluster/run.sh
+
+.PHONY: e2e-cluster-down
+e2e-cluster-down: ## stop what a KEEP=1 (or interrupted) e2e-cluster run left running
+	@RUN=$(CLUSTER_RUN) bash -c 'source test/cluster/lib.bash && stop_all'

@@ -1,0 +1,251 @@
+# lib.bash: the cluster suite's lifecycle and kubectl helpers, sourced by run.sh and loaded by
+# cluster.bats. Every process it starts is recorded in $RUN/pids/NAME.pid and stopped by that PID only.
+#
+# Expects (run.sh exports them): RUN, KUBE_BIN, ETCD, KWHOST, POLICY, WEBHOOKCONFIG, METADATA,
+# API_PORT, ETCD_PORT, ETCD_PEER_PORT, KCM_PORT, WEBHOOK_PORT.
+
+# shellcheck disable=SC2034 # constants for cluster.bats
+{
+  PKI=$RUN/pki
+  NS_LABEL=yunikorn-user-info-e2e=enabled
+  ANNOTATION=yunikorn.apache.org/user.info
+  ALICE_VALUE='{"user":"alice","groups":["devops","system:authenticated"]}'
+  BOB_VALUE='{"user":"bob","groups":["qa","system:authenticated"]}'
+  IMAGE=registry.invalid/pause:1 # never pulled: there is no kubelet
+}
+
+# wait_until SECONDS DESCRIPTION COMMAND...: polls COMMAND every 0.25 s
+wait_until() {
+  local timeout=$1 what=$2
+  shift 2
+  local deadline=$(($(date +%s) + timeout))
+  until "$@" >/dev/null 2>&1; do
+    if [ "$(date +%s)" -ge "$deadline" ]; then
+      echo "timed out after ${timeout}s waiting for $what" >&2
+      return 1
+    fi
+    sleep 0.25
+  done
+}
+
+# start NAME COMMAND...: in its own session, output to $RUN/logs/NAME.log, no inherited descriptors
+# (bats waits for whoever holds its fd 3).
+start() {
+  local name=$1
+  shift
+  mkdir -p "$RUN/logs" "$RUN/pids"
+  setsid "$@" >> "$RUN/logs/$name.log" 2>&1 < /dev/null 3>&- &
+  echo $! > "$RUN/pids/$name.pid"
+  readlink -f "$(command -v "$1")" > "$RUN/pids/$name.exe"
+}
+
+# ours PID NAME: the process is still the one start recorded (a stale PID file from a killed run must
+# not make us signal whatever reuses that PID)
+ours() {
+  local exe
+  exe=$(readlink "/proc/$1/exe" 2>/dev/null) || return 1
+  exe=${exe% (deleted)} # rebuilt since it started
+  [ "$exe" = "$(cat "$RUN/pids/$2.exe" 2>/dev/null)" ] || [ "$exe" = "$(readlink -f "$(command -v setsid)")" ]
+}
+
+# stop NAME: TERM, up to 10 s, then KILL; only the recorded PID, and only while it runs what we started.
+stop() {
+  local f=$RUN/pids/$1.pid pid
+  [ -f "$f" ] || return 0
+  pid=$(cat "$f")
+  if kill -0 "$pid" 2>/dev/null && ours "$pid" "$1"; then
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    if kill -0 "$pid" 2>/dev/null; then kill -9 "$pid" 2>/dev/null || true; fi
+  fi
+  rm -f "$f" "$RUN/pids/$1.exe"
+}
+
+stop_all() {
+  local c
+  for c in kwhost kube-controller-manager kube-apiserver etcd; do stop "$c"; done
+}
+
+# die_with_log NAME MESSAGE: the last lines of a component's log, for a start-up that failed
+die_with_log() {
+  echo "$2; last lines of $RUN/logs/$1.log:" >&2
+  tail -n 30 "$RUN/logs/$1.log" >&2 || true
+  return 1
+}
+
+write_kubeconfig() { # user
+  cat > "$RUN/$1.kubeconfig" <<KC
+apiVersion: v1
+kind: Config
+clusters:
+- name: e2e
+  cluster:
+    server: https://127.0.0.1:$API_PORT
+    certificate-authority: $PKI/ca.crt
+users:
+- name: $1
+  user:
+    client-certificate: $PKI/$1.crt
+    client-key: $PKI/$1.key
+contexts:
+- name: e2e
+  context: {cluster: e2e, user: $1}
+current-context: e2e
+KC
+}
+
+# kc USER ARGS...: kubectl as USER (admin, alice, bob, airflow)
+kc() {
+  local user=$1
+  shift
+  kubectl --kubeconfig="$RUN/$user.kubeconfig" --request-timeout=20s "$@"
+}
+
+curl_admin() {
+  curl -sf --max-time 5 --cacert "$PKI/ca.crt" --cert "$PKI/admin.crt" --key "$PKI/admin.key" "$@"
+}
+
+start_etcd() {
+  start etcd "$ETCD" --name e2e --data-dir "$RUN/etcd-data" \
+    --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
+    --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
+    --initial-cluster "e2e=http://127.0.0.1:$ETCD_PEER_PORT"
+  wait_until 30 "etcd" curl -sf --max-time 2 "http://127.0.0.1:$ETCD_PORT/health" || die_with_log etcd "etcd did not start"
+}
+
+start_apiserver() {
+  # MutatingAdmissionWebhook is the point; NamespaceLifecycle and ServiceAccount are what a real
+  # cluster runs around it (the latter is why pods wait for the namespace's default service account).
+  start kube-apiserver "$KUBE_BIN/kube-apiserver" \
+    --etcd-servers="http://127.0.0.1:$ETCD_PORT" \
+    --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$API_PORT" \
+    --tls-cert-file="$PKI/apiserver.crt" --tls-private-key-file="$PKI/apiserver.key" \
+    --client-ca-file="$PKI/ca.crt" \
+    --service-account-issuer=https://kubernetes.default.svc \
+    --service-account-key-file="$PKI/sa.pub" --service-account-signing-key-file="$PKI/sa.key" \
+    --service-cluster-ip-range=10.0.0.0/24 \
+    --authorization-mode=RBAC \
+    --enable-admission-plugins=NamespaceLifecycle,ServiceAccount,MutatingAdmissionWebhook,ValidatingAdmissionWebhook \
+    --cert-dir="$RUN/apiserver-certs" \
+    --profiling=false \
+    --endpoint-reconciler-type=none
+  wait_until 120 "kube-apiserver /readyz" curl_admin "https://127.0.0.1:$API_PORT/readyz" ||
+    die_with_log kube-apiserver "kube-apiserver did not become ready"
+}
+
+# start_kcm MODE: MODE "sa" runs each controller as its own service account
+# (--use-service-account-credentials=true); "single" runs them all as system:kube-controller-manager,
+# which then needs cluster-admin (its bootstrap role cannot create ReplicaSets or Pods).
+start_kcm() {
+  local mode=$1 sa_creds
+  case $mode in
+    sa) sa_creds=true ;;
+    single)
+      sa_creds=false
+      kc admin apply -f - > /dev/null <<Y
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: e2e-kcm-single-identity}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}
+subjects:
+- {apiGroup: rbac.authorization.k8s.io, kind: User, name: system:kube-controller-manager}
+Y
+      ;;
+    *) echo "start_kcm: mode sa or single" >&2; return 2 ;;
+  esac
+  stop kube-controller-manager
+  start kube-controller-manager "$KUBE_BIN/kube-controller-manager" \
+    --kubeconfig="$RUN/kcm.kubeconfig" \
+    --authentication-kubeconfig="$RUN/kcm.kubeconfig" --authorization-kubeconfig="$RUN/kcm.kubeconfig" \
+    --bind-address=127.0.0.1 --secure-port="$KCM_PORT" --cert-dir="$RUN/kcm-certs" \
+    --leader-elect=false \
+    --use-service-account-credentials="$sa_creds" \
+    --service-account-private-key-file="$PKI/sa.key" --root-ca-file="$PKI/ca.crt" \
+    --cluster-signing-cert-file="$PKI/ca.crt" --cluster-signing-key-file="$PKI/ca.key" \
+    --controllers='*'
+  echo "$mode" > "$RUN/kcm.mode"
+  wait_until 60 "kube-controller-manager /healthz" curl -skf --max-time 2 "https://127.0.0.1:$KCM_PORT/healthz" ||
+    die_with_log kube-controller-manager "kube-controller-manager did not become healthy"
+}
+
+kcm_mode() { cat "$RUN/kcm.mode"; }
+
+# start_kwhost SETTINGS_JSON: (re)starts the webhook with these settings. Every request is appended to
+# $RUN/reviews.jsonl with the userInfo exactly as the API server sent it.
+start_kwhost() {
+  local settings=${1:-"{}"}
+  stop kwhost
+  echo "--- settings $settings" >> "$RUN/logs/kwhost.log"
+  start kwhost "$KWHOST" serve --policy "$POLICY" --settings-json "$settings" \
+    --cert-file "$PKI/webhook.crt" --key-file "$PKI/webhook.key" \
+    --listen "127.0.0.1:$WEBHOOK_PORT" --record "$RUN/reviews.jsonl"
+  echo "$settings" > "$RUN/kwhost.settings"
+  if ! wait_until 30 "kwhost serve /healthz" curl -sf --max-time 2 --cacert "$PKI/ca.crt" "https://127.0.0.1:$WEBHOOK_PORT/healthz"; then
+    die_with_log kwhost "kwhost serve did not start"
+  fi
+}
+
+# register_webhook: the MutatingWebhookConfiguration generated from metadata.yml, for the namespaces
+# labelled $NS_LABEL (the control plane's own namespaces stay out of it).
+register_webhook() {
+  "$WEBHOOKCONFIG" -metadata "$METADATA" -url "https://127.0.0.1:$WEBHOOK_PORT/validate/yunikorn-user-info" \
+    -ca-file "$PKI/ca.crt" -namespace-label "$NS_LABEL" > "$RUN/webhook-configuration.json"
+  kc admin apply -f "$RUN/webhook-configuration.json" > /dev/null
+}
+
+# e2e RBAC: the users may do anything with the kinds the policy sees, in any namespace; nothing else.
+setup_rbac() {
+  kc admin apply -f - > /dev/null <<'Y'
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: e2e-workloads}
+rules:
+- apiGroups: [""]
+  resources: [pods, replicationcontrollers]
+  verbs: ["*"]
+- apiGroups: [apps]
+  resources: [deployments, replicasets, statefulsets, daemonsets]
+  verbs: ["*"]
+- apiGroups: [batch]
+  resources: [jobs, cronjobs]
+  verbs: ["*"]
+- apiGroups: [""]
+  resources: [events]
+  verbs: [get, list, watch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: e2e-workloads}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: e2e-workloads}
+subjects:
+- {apiGroup: rbac.authorization.k8s.io, kind: Group, name: devops}
+- {apiGroup: rbac.authorization.k8s.io, kind: Group, name: qa}
+- {apiGroup: rbac.authorization.k8s.io, kind: Group, name: workflow-engines}
+Y
+}
+
+sa_exists() { kc admin -n "$1" get serviceaccount default; }
+
+# new_namespace NAME [unlabelled]: a namespace the webhook covers (unless "unlabelled"), ready for pods
+# (the ServiceAccount admission plugin refuses pods until the default service account exists).
+new_namespace() {
+  kc admin delete namespace "$1" --ignore-not-found --wait=false > /dev/null
+  wait_until 60 "namespace $1 to be gone" bash -c "! kubectl --kubeconfig='$RUN/admin.kubeconfig' get namespace '$1'"
+  kc admin create namespace "$1" > /dev/null
+  if [ "${2:-}" != unlabelled ]; then kc admin label namespace "$1" "$NS_LABEL" > /dev/null; fi
+  wait_until 60 "the default service account in $1" sa_exists "$1"
+}
+
+# probe_value USER NS: the annotation of a Pod USER would create in NS now (server-side dry run)
+probe_value() {
+  kc "$1" -n "$2" run e2e-probe --image="$IMAGE" --restart=Never --dry-run=server -o json 2>/dev/null |
+    jq -r --arg k "$ANNOTATION" '.metadata.annotations[$k] // empty'
+}
+
+webhook_live() { [ "$(probe_value alice "$1")" = "$ALICE_VALUE" ]; }
+
+# wait_webhook NS: webhook configurations take effect asynchronously; poll with a dry run until the
+# policy's stamp appears.
+wait_webhook() {
+  wait_until 60 "the webhook to stamp dry-run pods in $1" webhook_live "$1"
+}

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# run.sh: the cluster suite, end to end (`make e2e-cluster` runs it with the paths filled in).
+#
+#  1. Debian packages: etcd-server, bats, jq, openssl, curl (installed when missing).
+#  2. kube-apiserver and kube-controller-manager built from the Go module proxy (build-k8s.sh; cached
+#     in $KUBE_BIN). When the proxy will not serve them the suite is SKIPPED with a loud banner, or
+#     fails when REQUIRE_CLUSTER=1.
+#  3. A PKI, then etcd, kube-apiserver, kwhost serve and kube-controller-manager on 127.0.0.1, the
+#     MutatingWebhookConfiguration generated from metadata.yml, and RBAC for the test users.
+#  4. cluster.bats, which changes the policy's settings (restarting kwhost) and the controller
+#     manager's identity mode (restarting it) as its scenarios need.
+#  5. Everything started here is stopped by recorded PID on the way out, failure or not (KEEP=1 leaves
+#     it running for a look; `make e2e-cluster-down` stops it).
+#
+# Env: KWHOST, POLICY, WEBHOOKCONFIG (built by make), KUBE_BIN, KUBE_VERSION, RUN (state, default
+# build/cluster), API_PORT, ETCD_PORT, KCM_PORT, WEBHOOK_PORT, BATS_FILTER (a regex of test names).
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+T0=$(date +%s)
+el() { echo "$(($(date +%s) - T0))s"; }
+
+export KUBE_VERSION=${KUBE_VERSION:-1.31.4}
+export KUBE_BIN=${KUBE_BIN:-$ROOT/.tools/k8s/v$KUBE_VERSION/bin}
+export RUN=${RUN:-$ROOT/build/cluster}
+export KWHOST=${KWHOST:-$ROOT/build/kwhost} POLICY=${POLICY:-$ROOT/policy.wasm}
+export WEBHOOKCONFIG=${WEBHOOKCONFIG:-$ROOT/build/webhookconfig} METADATA=${METADATA:-$ROOT/metadata.yml}
+# Uncommon ports, so that the suite does not collide with a cluster or a policy-server on this machine.
+export API_PORT=${API_PORT:-16443} ETCD_PORT=${ETCD_PORT:-12379} ETCD_PEER_PORT=${ETCD_PEER_PORT:-12380}
+export KCM_PORT=${KCM_PORT:-20257} WEBHOOK_PORT=${WEBHOOK_PORT:-19443}
+
+skip_loudly() {
+  cat >&2 <<B
+
+##############################################################################################
+##  SKIPPED: the cluster suite (make e2e-cluster) did NOT run.
+##  $1
+##  Nothing was tested against a real API server. Set REQUIRE_CLUSTER=1 to make this an error.
+##############################################################################################
+
+B
+  # In CI (CI=true) the suite must run: a skip there would hide that nothing was tested.
+  if [ "${REQUIRE_CLUSTER:-0}" = 1 ] || [ "${CI:-}" = true ]; then exit 1; fi
+  exit 0
+}
+
+for f in "$KWHOST" "$POLICY" "$WEBHOOKCONFIG" "$METADATA"; do
+  [ -e "$f" ] || { echo "run.sh: $f is missing: run it through 'make e2e-cluster'" >&2; exit 2; }
+done
+
+echo "== [1/4] tools"
+"$ROOT/hack/ensure-debian-packages.sh" etcd:etcd-server bats:bats jq:jq openssl:openssl curl:curl
+command -v kubectl > /dev/null || { echo "kubectl is not installed (https://kubernetes.io/docs/tasks/tools/)" >&2; exit 1; }
+export ETCD=${ETCD:-$(command -v etcd)}
+echo "etcd $("$ETCD" --version | awk 'NR==1{print $3}'), bats $(bats --version | awk '{print $2}'), kubectl $(kubectl version --client -o json | jq -r .clientVersion.gitVersion) [$(el)]"
+
+echo "== [2/4] kube-apiserver and kube-controller-manager v$KUBE_VERSION"
+# Long children run in the background and are waited for: bash runs a signal trap only between
+# commands, so a foreground child would make Ctrl-C (or a CI cancel) wait for it to finish. timeout
+# puts the child in a process group of its own and passes a signal on to all of it.
+CHILD=
+run_child() {
+  timeout "$@" &
+  CHILD=$!
+  local rc=0
+  wait "$CHILD" || rc=$?
+  CHILD=
+  return "$rc"
+}
+on_signal() {
+  if [ -n "$CHILD" ]; then kill -TERM "$CHILD" 2> /dev/null || true; fi
+  exit 130
+}
+trap on_signal INT TERM
+
+rc=0
+run_child 2700 "$HERE/build-k8s.sh" "$KUBE_BIN" || rc=$?
+case $rc in
+  0) ;;
+  3) skip_loudly "kube-apiserver v$KUBE_VERSION could not be built: the Go module proxy did not serve its modules." ;;
+  124) echo "building kube-apiserver took more than 45 minutes: gave up" >&2; exit 1 ;;
+  *) echo "building kube-apiserver failed (exit $rc)" >&2; exit 1 ;;
+esac
+echo "[$(el)]"
+
+echo "== [3/4] control plane on 127.0.0.1 (state and logs in $RUN)"
+# shellcheck source=lib.bash
+source "$HERE/lib.bash"
+stop_all # a previous run's leftovers (KEEP=1 or a killed run), by their recorded PIDs
+for port in "$API_PORT" "$ETCD_PORT" "$ETCD_PEER_PORT" "$KCM_PORT" "$WEBHOOK_PORT"; do
+  if (exec 3<> "/dev/tcp/127.0.0.1/$port") 2> /dev/null; then
+    echo "port $port is in use: stop what listens there, or choose other ports (API_PORT, ETCD_PORT, KCM_PORT, WEBHOOK_PORT)" >&2
+    exit 1
+  fi
+done
+rm -rf "$RUN"
+mkdir -p "$RUN/logs" "$RUN/pids"
+cleanup() {
+  local rc=$?
+  if [ "${KEEP:-0}" = 1 ]; then
+    echo "KEEP=1: left running; KUBECONFIG=$RUN/admin.kubeconfig; stop with 'make e2e-cluster-down'"
+  else
+    stop_all
+  fi
+  if [ $rc -ne 0 ]; then echo "logs: $RUN/logs (kwhost.log has one line per admission request)" >&2; fi
+  exit $rc
+}
+trap cleanup EXIT
+
+"$HERE/pki.sh" "$RUN/pki"
+for u in admin kcm alice bob airflow; do write_kubeconfig "$u"; done
+start_etcd
+echo "etcd ready [$(el)]"
+start_apiserver
+echo "kube-apiserver ready [$(el)]"
+start_kwhost '{}'
+setup_rbac
+register_webhook
+echo "kwhost serve ready, webhook registered from $(basename "$METADATA") [$(el)]"
+start_kcm sa
+new_namespace e2e-probe
+wait_webhook e2e-probe
+kc admin delete namespace e2e-probe --wait=false > /dev/null
+echo "kube-controller-manager ready, webhook live [$(el)]"
+
+echo "== [4/4] scenarios (cluster.bats)"
+args=(--timing --show-output-of-passing-tests)
+if [ -n "${BATS_FILTER:-}" ]; then args+=(--filter "$BATS_FILTER"); fi
+run_child -k 10 1200 bats "${args[@]}" "$HERE/cluster.bats"
+echo "cluster suite passed in $(el)"

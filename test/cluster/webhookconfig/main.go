@@ -1,0 +1,139 @@
+// Command webhookconfig prints the MutatingWebhookConfiguration that the cluster suite registers for
+// `kwhost serve`, generated from the policy's metadata.yml: its rules are exactly the ones a
+// ClusterAdmissionPolicy built from the metadata registers, so the suite proves the configuration
+// that ships, not a hand-written copy of it.
+//
+//	go run ./test/cluster/webhookconfig -metadata metadata.yml -url https://127.0.0.1:19443/validate \
+//	  -ca-file ca.crt -namespace-label yunikorn-user-info-e2e=enabled
+//
+// Subresources: the rules are copied verbatim. "pods" does not match "pods/status", and an update
+// through pods/status may change a pod's annotations (the status strategy keeps only the old spec and
+// owner references), so a pods/status rule must be in metadata.yml for SPEC rule 5 to hold against it.
+// The suite checks that in its own test rather than patching the rule in here. Other pod subresources
+// need no rule: pods/ephemeralcontainers and pods/resize keep the old metadata, pods/binding and
+// pods/eviction carry other kinds, and exec, attach and portforward are CONNECTs.
+//
+// It is test tooling: it is not built into the policy or the host.
+package main
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// metadata is the part of metadata.yml a webhook configuration needs.
+type metadata struct {
+	Rules    []rule `yaml:"rules"`
+	Mutating *bool  `yaml:"mutating"`
+}
+
+type rule struct {
+	APIGroups   []string `yaml:"apiGroups" json:"apiGroups"`
+	APIVersions []string `yaml:"apiVersions" json:"apiVersions"`
+	Resources   []string `yaml:"resources" json:"resources"`
+	Operations  []string `yaml:"operations" json:"operations"`
+	Scope       string   `yaml:"scope,omitempty" json:"scope,omitempty"`
+}
+
+type options struct {
+	metadata, url, caFile, namespaceLabel, name string
+	timeoutSeconds                              int
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.metadata, "metadata", "metadata.yml", "the policy's metadata.yml")
+	flag.StringVar(&o.url, "url", "", "the webhook's URL (https://...)")
+	flag.StringVar(&o.caFile, "ca-file", "", "PEM file of the CA that signed the webhook's serving certificate")
+	flag.StringVar(&o.namespaceLabel, "namespace-label", "", "only namespaces with this label (key=value)")
+	flag.StringVar(&o.name, "name", "yunikorn-user-info-e2e", "the configuration's name")
+	flag.IntVar(&o.timeoutSeconds, "timeout-seconds", 10, "the API server's timeout for one call")
+	flag.Parse()
+	if err := run(o, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "webhookconfig:", err)
+		os.Exit(1)
+	}
+}
+
+func run(o options, w io.Writer) error {
+	if o.url == "" || o.caFile == "" {
+		return errors.New("-url and -ca-file are required")
+	}
+	data, err := os.ReadFile(o.metadata)
+	if err != nil {
+		return err
+	}
+	rules, err := rulesOf(data)
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.metadata, err)
+	}
+	ca, err := os.ReadFile(o.caFile)
+	if err != nil {
+		return err
+	}
+	cfg, err := configuration(o, rules, ca)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(cfg)
+}
+
+// rulesOf reads the rules of metadata.yml, refusing what a ClusterAdmissionPolicy would not take.
+func rulesOf(data []byte) ([]rule, error) {
+	var m metadata
+	if err := yaml.Unmarshal(data, &m); err != nil {
+		return nil, err
+	}
+	if m.Mutating == nil || !*m.Mutating {
+		return nil, errors.New("mutating is not true: the policy would be registered as a validating webhook, and its patches refused")
+	}
+	if len(m.Rules) == 0 {
+		return nil, errors.New("no rules")
+	}
+	for i, r := range m.Rules {
+		for field, values := range map[string][]string{"apiGroups": r.APIGroups, "apiVersions": r.APIVersions,
+			"resources": r.Resources, "operations": r.Operations} {
+			if len(values) == 0 {
+				return nil, fmt.Errorf("rules[%d]: %s is empty", i, field)
+			}
+		}
+	}
+	return m.Rules, nil
+}
+
+func configuration(o options, rules []rule, ca []byte) (map[string]any, error) {
+	hook := map[string]any{
+		"name":                    o.name + ".kwhost.test",
+		"clientConfig":            map[string]any{"url": o.url, "caBundle": base64.StdEncoding.EncodeToString(ca)},
+		"rules":                   rules,
+		"failurePolicy":           "Fail",
+		"matchPolicy":             "Equivalent",
+		"sideEffects":             "None",
+		"admissionReviewVersions": []string{"v1"},
+		"timeoutSeconds":          o.timeoutSeconds,
+		"reinvocationPolicy":      "Never",
+	}
+	if o.namespaceLabel != "" {
+		key, value, ok := strings.Cut(o.namespaceLabel, "=")
+		if !ok || key == "" {
+			return nil, fmt.Errorf("-namespace-label %q: want key=value", o.namespaceLabel)
+		}
+		hook["namespaceSelector"] = map[string]any{"matchLabels": map[string]string{key: value}}
+	}
+	return map[string]any{
+		"apiVersion": "admissionregistration.k8s.io/v1",
+		"kind":       "MutatingWebhookConfiguration",
+		"metadata":   map[string]any{"name": o.name},
+		"webhooks":   []any{hook},
+	}, nil
+}

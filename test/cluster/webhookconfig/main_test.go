@@ -1,0 +1,69 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestRun_RulesAreMetadataYmlsVerbatim(t *testing.T) {
+	dir := t.TempDir()
+	ca := filepath.Join(dir, "ca.crt")
+	if err := os.WriteFile(ca, []byte("PEM"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	err := run(options{metadata: "../../../metadata.yml", url: "https://127.0.0.1:9443/validate", caFile: ca,
+		namespaceLabel: "e2e=on", name: "x", timeoutSeconds: 10}, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		Kind     string
+		Webhooks []struct {
+			Rules             []rule
+			ClientConfig      struct{ URL, CABundle string }
+			NamespaceSelector struct{ MatchLabels map[string]string }
+			FailurePolicy     string
+		}
+	}
+	if err := json.Unmarshal(out.Bytes(), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile("../../../metadata.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := rulesOf(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Kind != "MutatingWebhookConfiguration" || len(cfg.Webhooks) != 1 {
+		t.Fatalf("got %s", out.String())
+	}
+	h := cfg.Webhooks[0]
+	if diff := cmp.Diff(want, h.Rules); diff != "" {
+		t.Errorf("rules differ from metadata.yml (-metadata +config):\n%s", diff)
+	}
+	if h.ClientConfig.CABundle != "UEVN" || h.ClientConfig.URL != "https://127.0.0.1:9443/validate" ||
+		h.NamespaceSelector.MatchLabels["e2e"] != "on" || h.FailurePolicy != "Fail" {
+		t.Errorf("got %s", out.String())
+	}
+}
+
+func TestRulesOf_Refusals(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{"mutating: false\nrules: [{apiGroups: [''], apiVersions: [v1], resources: [pods], operations: [CREATE]}]", "mutating is not true"},
+		{"mutating: true\n", "no rules"},
+		{"mutating: true\nrules: [{apiGroups: [''], apiVersions: [v1], resources: [], operations: [CREATE]}]", "rules[0]: resources is empty"},
+	} {
+		if _, err := rulesOf([]byte(tc.yaml)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want %q", tc.yaml, err, tc.want)
+		}
+	}
+}
