@@ -59,7 +59,7 @@ demo: policy.wasm $(KWHOST) ## run the policy on every request in testdata/reque
 	@$(KWHOST) demo policy.wasm testdata/requests/*.json
 
 .PHONY: test
-test: check-generated lint unit-tests e2e-tests fuzz-short ## run every test (generated code, lint, unit, host, e2e, a short fuzz)
+test: check-generated lint unit-tests e2e-tests fuzz-short e2e-cluster ## run every test (lint, unit, host, e2e, a short fuzz, a real control plane)
 
 .PHONY: unit-tests
 unit-tests: $(TOOLS)/tinygo.path ## native unit tests of the policy and the host

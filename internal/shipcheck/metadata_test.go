@@ -11,7 +11,7 @@ import (
 // wantRules are the kinds SPEC.md "Words" (target metadata) lists, with the operations the policy decides
 // on: CREATE and UPDATE. DELETE and CONNECT are accepted unchanged, so the webhook need not see them.
 var wantRules = []rule{
-	{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods", "replicationcontrollers"}, Operations: []string{"CREATE", "UPDATE"}},
+	{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods", "pods/status", "replicationcontrollers"}, Operations: []string{"CREATE", "UPDATE"}},
 	{APIGroups: []string{"apps"}, APIVersions: []string{"v1"}, Resources: []string{"deployments", "replicasets", "statefulsets", "daemonsets"}, Operations: []string{"CREATE", "UPDATE"}},
 	{APIGroups: []string{"batch"}, APIVersions: []string{"v1"}, Resources: []string{"jobs", "cronjobs"}, Operations: []string{"CREATE", "UPDATE"}},
 }
@@ -95,7 +95,11 @@ func TestMetadata_ResourcesAnnotationsNameTheKindsOfTheRules(t *testing.T) {
 	md := loadMetadata(t)
 	var ruleResources []string
 	for _, r := range md.Rules {
-		ruleResources = append(ruleResources, r.Resources...)
+		for _, resource := range r.Resources {
+			if !strings.Contains(resource, "/") { // a subresource (pods/status) is no kind of its own
+				ruleResources = append(ruleResources, resource)
+			}
+		}
 	}
 	for _, key := range []string{annResources, annAHResources} {
 		t.Run(key, func(t *testing.T) {
