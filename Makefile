@@ -44,7 +44,7 @@ FORCE:
 tinygo: $(TOOLS)/tinygo.path ## install TinyGo (uses tinygo >= 0.39 from PATH, else builds 0.41.0 into .tools/)
 	@echo "tinygo: $$(cat $<)"
 
-policy.wasm: $(POLICY_SOURCES) $(TOOLS)/tinygo.path ## build the policy module
+policy.wasm: $(POLICY_SOURCES) Makefile $(TOOLS)/tinygo.path ## build the policy module
 	$$(cat $(TOOLS)/tinygo.path) build -o $@ $(TINYGO_FLAGS) .
 	@echo "policy.wasm: $$(stat -c %s $@) bytes"
 
@@ -70,7 +70,7 @@ e2e-tests: policy.wasm $(KWHOST) ## e2e.bats through policy.wasm with kwctl (or 
 	@hack/ensure-debian-packages.sh bats:bats jq:jq
 	KWCTL=$(KWCTL) POLICY=$(CURDIR)/policy.wasm bats e2e.bats e2e-attacks.bats
 
-build/floor.wasm build/typed.wasm: build/%.wasm: bench/%/main.go go.mod go.sum $(TOOLS)/tinygo.path
+build/floor.wasm build/typed.wasm: build/%.wasm: bench/%/main.go go.mod go.sum Makefile $(TOOLS)/tinygo.path
 	@mkdir -p build
 	$$(cat $(TOOLS)/tinygo.path) build -o $@ $(TINYGO_FLAGS) ./bench/$*
 
