@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/mailru/easyjson/jlexer"
 	"github.com/tidwall/gjson"
@@ -60,25 +61,27 @@ type Patterns struct {
 }
 
 // matcher matches one pattern: by string comparison when the pattern is a plain literal between an optional
-// ^ and $ (the defaults are), else with the compiled regex. Compiling a regex costs more than the whole
-// rest of a decision in a fresh wasm instance, and policy-server pays it on every request.
+// ^ and $ (the defaults are), else with the regex, compiled when it is first reached. Compiling a regex
+// costs more than the whole rest of a decision in a fresh wasm instance, and policy-server pays it on every
+// request: a list stops at its first match, so later patterns are never compiled.
 type matcher struct {
 	literal    string
-	start, end bool // anchored at ^ / $
+	start, end bool   // anchored at ^ / $
+	src        string // a regex, when not a literal
 	re         *regexp.Regexp
+	broken     bool // does not compile: CheckSettings refused it at start-up; it matches nobody
 }
 
-// MatchString reports whether any pattern matches s, preparing the list on first use.
+// MatchString reports whether any pattern matches s.
 func (p *Patterns) MatchString(s string) bool {
 	if p.matchers == nil && len(p.sources) > 0 {
-		p.matchers = make([]matcher, 0, len(p.sources))
-		for _, src := range p.sources {
+		p.matchers = make([]matcher, len(p.sources))
+		for i, src := range p.sources {
 			if m, ok := literalMatcher(src); ok {
-				p.matchers = append(p.matchers, m)
-			} else if re, err := regexp.Compile(src); err == nil {
-				p.matchers = append(p.matchers, matcher{re: re})
+				p.matchers[i] = m
+			} else {
+				p.matchers[i] = matcher{src: src}
 			}
-			// else: CheckSettings refused it at start-up; an uncompilable pattern matches nobody.
 		}
 	}
 	for i := range p.matchers {
@@ -91,8 +94,12 @@ func (p *Patterns) MatchString(s string) bool {
 
 func (m *matcher) match(s string) bool {
 	switch {
-	case m.re != nil:
-		return m.re.MatchString(s)
+	case m.src != "":
+		if m.re == nil && !m.broken {
+			re, err := regexp.Compile(m.src)
+			m.re, m.broken = re, err != nil
+		}
+		return !m.broken && m.re.MatchString(s)
 	case m.start && m.end:
 		return s == m.literal
 	case m.start:
@@ -147,8 +154,8 @@ func parseSettings(data []byte) (Settings, []string) {
 		OnUntrustedAnnotation: ModeReplace,
 		LegacyUserLabel:       defaultLegacyUserLabel,
 	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		return s, nil
+	if trimmed := bytes.TrimSpace(data); len(trimmed) == 0 || string(trimmed) == "{}" {
+		return s, nil // the common case: nothing to decode
 	}
 	// Unknown keys first: easyjson skips a member whose value is null before it looks at the key, and a
 	// typo must not pass because its value happens to be null.
@@ -189,7 +196,7 @@ func parseSettings(data []byte) (Settings, []string) {
 // unknownSettingsKey returns the first key of the settings object that is not a setting.
 func unknownSettingsKey(data []byte) string {
 	unknown := ""
-	gjson.ParseBytes(data).ForEach(func(key, _ gjson.Result) bool {
+	gjson.Parse(unsafe.String(unsafe.SliceData(data), len(data))).ForEach(func(key, _ gjson.Result) bool {
 		switch key.Str {
 		case "bypassAuth", "bypassControllers", "systemUsers", "externalUsers", "externalGroups",
 			"onUntrustedAnnotation", "legacyUserLabel":

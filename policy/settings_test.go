@@ -166,3 +166,20 @@ func TestPatterns_LiteralFastPathAgreesWithRegexp(t *testing.T) {
 		t.Fatal("a pattern with a metacharacter must be compiled")
 	}
 }
+
+func TestPatterns_LaterPatternsAreNotCompiledAfterAMatch(t *testing.T) {
+	p := Patterns{sources: []string{"^air.*$", "^never-reached-[0-9]+$"}}
+	if !p.MatchString("airflow") {
+		t.Fatal("want a match")
+	}
+	if p.matchers[1].re != nil {
+		t.Fatal("the second pattern was compiled although the first matched")
+	}
+	if p.MatchString("bob") || p.matchers[1].re == nil {
+		t.Fatal("a non-matching name must try every pattern")
+	}
+	broken := Patterns{sources: []string{"(", "^b$"}}
+	if !broken.MatchString("b") || broken.MatchString("(") {
+		t.Fatal("an uncompilable pattern matches nobody and does not stop the list")
+	}
+}
