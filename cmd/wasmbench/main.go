@@ -278,7 +278,7 @@ func reused(ctx context.Context, m *module, sc scenario, n int) (after100, after
 	return after100, afterHalf, inst.MemorySize(), nil
 }
 
-func mb(bytes uint32) float64 { return float64(bytes) / (1 << 20) }
+func mb(size uint32) float64 { return float64(size) / (1 << 20) }
 
 func buildScenarios(dir string) ([]scenario, error) {
 	read := func(name string) ([]byte, error) {
