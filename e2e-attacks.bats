@@ -1,71 +1,18 @@
 #!/usr/bin/env bats
-# The attack catalogue (policy/attack_test.go, docs/SECURITY-draft.md) end to end through the compiled
+# The attack catalogue (policy/attack_test.go, README "Security") end to end through the compiled
 # policy.wasm: one test per class of attack, each running `$KWCTL run` on jq-edited fixtures and checking
-# the decision, the message, the warnings and the decoded patch. The helpers are those of e2e.bats (bats
-# files share nothing without `load`).
+# the decision, the message, the warnings and the decoded patch, with the helpers of e2e-helpers.bash.
 #
 #   make policy.wasm host
 #   KWCTL=build/kwhost POLICY=policy.wasm bats e2e-attacks.bats
 
 bats_require_minimum_version 1.5.0
 
-KWCTL="${KWCTL:-kwctl}"
-POLICY="${POLICY:-policy.wasm}"
-R=testdata/requests
-ANN='yunikorn.apache.org/user.info'
+load e2e-helpers
+
 LABEL='yunikorn.apache.org/username'
-ALICE='{"user":"alice","groups":["devops","system:authenticated"]}'
-BOB='{"user":"bob","groups":["qa","system:authenticated"]}'
 BOB_USER='{"username":"bob","groups":["qa","system:authenticated"]}'
-EXTERNAL='{"bypassAuth":true,"externalUsers":["^airflow$"],"externalGroups":["^spark-submitters$"]}'
-REJECT='{"onUntrustedAnnotation":"reject"}'
 WORKLOADS="deployment replicaset statefulset daemonset job cronjob replicationcontroller"
-
-setup() {
-  cd "$BATS_TEST_DIRNAME"
-  REQ="$BATS_TEST_TMPDIR/request.json"
-}
-
-# evaluate REQUEST [SETTINGS]: runs the policy; stdout (the response) in $output, logs in $stderr.
-evaluate() {
-  local settings="${2:-}"
-  [ -n "$settings" ] || settings='{}'
-  run --separate-stderr "$KWCTL" run --request-path "$1" --settings-json "$settings" "$POLICY"
-  echo "response: ${output:0:2000}"
-  echo "logs: ${stderr:0:2000}"
-  [ "$status" -eq 0 ]
-}
-
-# edit FIXTURE JQ-FILTER [ARGS...]: writes an edited copy of a fixture to $REQ.
-edit() {
-  local fixture="$1" filter="$2"
-  shift 2
-  jq "$@" "$filter" "$R/$fixture.json" >"$REQ"
-}
-
-allowed() { [ "$(jq -r .allowed <<<"$output")" = "$1" ]; }
-message() { jq -r '.status.message // ""' <<<"$output"; }
-code() { jq -r '.status.code // ""' <<<"$output"; }
-warnings() { jq -r '(.warnings // [])[]' <<<"$output"; }
-patch() { jq -r '.patch // empty' <<<"$output" | base64 -d; }
-no_patch() { [ "$(jq -r '.patch // "none"' <<<"$output")" = none ]; }
-patch_ops() { patch | jq length; }
-
-# stamped POINTER: the annotation value the patch writes into the metadata at POINTER (e.g. /metadata),
-# whether the patch adds the entry, the annotations map or the metadata object.
-stamped() {
-  patch | jq -r --arg md "$1" '.[] |
-    if .path == $md + "/annotations/yunikorn.apache.org~1user.info" then .value
-    elif .path == $md + "/annotations" then .value["yunikorn.apache.org/user.info"]
-    elif .path == $md then .value.annotations["yunikorn.apache.org/user.info"]
-    else empty end'
-}
-
-rejected_with() {
-  allowed false
-  [ "$(code)" = 400 ]
-  [[ "$(message)" == *"$1"* ]]
-}
 
 # kept: accepted, nothing changed.
 kept() {

@@ -6,60 +6,7 @@
 
 bats_require_minimum_version 1.5.0
 
-KWCTL="${KWCTL:-kwctl}"
-POLICY="${POLICY:-policy.wasm}"
-R=testdata/requests
-ANN='yunikorn.apache.org/user.info'
-ALICE='{"user":"alice","groups":["devops","system:authenticated"]}'
-BOB='{"user":"bob","groups":["qa","system:authenticated"]}'
-EXTERNAL='{"bypassAuth":true,"externalUsers":["^airflow$"],"externalGroups":["^spark-submitters$"]}'
-REJECT='{"onUntrustedAnnotation":"reject"}'
-
-setup() {
-  cd "$BATS_TEST_DIRNAME"
-  REQ="$BATS_TEST_TMPDIR/request.json"
-}
-
-# evaluate REQUEST [SETTINGS]: runs the policy; stdout (the response) in $output, logs in $stderr.
-evaluate() {
-  local settings="${2:-}"
-  [ -n "$settings" ] || settings='{}'
-  run --separate-stderr "$KWCTL" run --request-path "$1" --settings-json "$settings" "$POLICY"
-  echo "response: $output"
-  echo "logs: $stderr"
-  [ "$status" -eq 0 ]
-}
-
-# edit FIXTURE JQ-FILTER [ARGS...]: writes an edited copy of a fixture to $REQ.
-edit() {
-  local fixture="$1" filter="$2"
-  shift 2
-  jq "$@" "$filter" "$R/$fixture.json" >"$REQ"
-}
-
-allowed() { [ "$(jq -r .allowed <<<"$output")" = "$1" ]; }
-message() { jq -r '.status.message // ""' <<<"$output"; }
-code() { jq -r '.status.code // ""' <<<"$output"; }
-warnings() { jq -r '(.warnings // [])[]' <<<"$output"; }
-patch() { jq -r '.patch // empty' <<<"$output" | base64 -d; }
-no_patch() { [ "$(jq -r '.patch // "none"' <<<"$output")" = none ]; }
-
-# stamped POINTER: the annotation value the patch writes into the metadata at POINTER (e.g. /metadata),
-# whether the patch adds the entry, the annotations map or the metadata object.
-stamped() {
-  patch | jq -r --arg md "$1" '.[] |
-    if .path == $md + "/annotations/yunikorn.apache.org~1user.info" then .value
-    elif .path == $md + "/annotations" then .value["yunikorn.apache.org/user.info"]
-    elif .path == $md then .value.annotations["yunikorn.apache.org/user.info"]
-    else empty end'
-}
-patch_ops() { patch | jq length; }
-
-rejected_with() {
-  allowed false
-  [ "$(code)" = 400 ]
-  [[ "$(message)" == *"$1"* ]]
-}
+load e2e-helpers
 
 # ---------------------------------------------------------------------------------------------- CREATE
 
