@@ -66,6 +66,11 @@ func needsEscape(s string) bool {
 // are replaced, or the member is inserted first in the object. Nothing else in doc changes.
 func setMember(doc string, obj gjson.Result, key string, valueParts []string) edit {
 	_, old, _ := member(obj, key)
+	return putMember(doc, obj, key, old, valueParts)
+}
+
+// putMember is setMember for a caller that already holds obj[key] (old, absent when there is none).
+func putMember(doc string, obj gjson.Result, key string, old gjson.Result, valueParts []string) edit {
 	if old.Exists() {
 		return edit{doc: doc, start: old.Index, end: old.Index + len(old.Raw), parts: valueParts}
 	}

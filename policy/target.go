@@ -43,8 +43,8 @@ func findTarget(object gjson.Result, field string, w workload, legacyLabel strin
 	md := func(keys ...string) string {
 		return at(append(append(w.template[:len(w.template):len(w.template)], "metadata"), keys...)...)
 	}
-	var dup2 bool
-	if t.metadata, dup2 = child(t.container, "metadata"); dup2 {
+	var dup bool
+	if t.metadata, dup = child(t.container, "metadata"); dup {
 		return t, duplicateKey(at(w.template...), "metadata")
 	}
 	if isMissing(t.metadata) {
@@ -106,16 +106,17 @@ func sameEntry(a, b gjson.Result) bool {
 }
 
 // stamp returns the object with the annotation set to value, creating metadata and annotations when
-// missing or null. It edits the innermost map findTarget found, so the object is not walked again.
+// missing or null. It edits the innermost map findTarget found, with the entry findTarget found there, so
+// nothing is looked up again.
 func (t target) stamp(value string) edit {
 	v := jsonString(value)
 	switch {
 	case t.annotations.IsObject():
-		return setMember(t.doc, t.annotations, AnnotationKey, []string{v})
+		return putMember(t.doc, t.annotations, AnnotationKey, t.annotation, []string{v})
 	case t.metadata.IsObject():
-		return setMember(t.doc, t.metadata, "annotations", []string{"{", quotedAnnotationKey, ":", v, "}"})
+		return putMember(t.doc, t.metadata, "annotations", t.annotations, []string{"{", quotedAnnotationKey, ":", v, "}"})
 	}
-	return setMember(t.doc, t.container, "metadata", []string{`{"annotations":{`, quotedAnnotationKey, ":", v, "}}"})
+	return putMember(t.doc, t.container, "metadata", t.metadata, []string{`{"annotations":{`, quotedAnnotationKey, ":", v, "}}"})
 }
 
 var quotedAnnotationKey = jsonString(AnnotationKey)

@@ -98,7 +98,8 @@ func (e *evaluation) create() decision {
 			e.debug("supplied value kept: the requester is trusted (rule 1)")
 			return accept()
 		}
-		if t.annotation.Str == e.stamp() {
+		stamp := e.stamp()
+		if t.annotation.Str == stamp {
 			// Exactly what the policy would write, e.g. a Job made with `kubectl create job --from=cronjob`
 			// by the CronJob's owner: nothing is forged and nothing changes (SPEC.md: mutate only on change).
 			e.debug("supplied value is the requester's own identity: left as it is (rule 1)")
@@ -109,7 +110,7 @@ func (e *evaluation) create() decision {
 			return reject(e.describeRequester() + " is not allowed to set the " + AnnotationKey +
 				" annotation: remove it and the policy records the requester's identity itself")
 		}
-		d := e.stampDecision(t)
+		d := decision{accepted: true, mutated: t.stamp(stamp)}
 		d.warnings = append(d.warnings, "the "+AnnotationKey+" annotation in "+e.kind.where()+
 			" was replaced with the requester's identity: only trusted controllers and allow-listed submitters may set it")
 		return d
@@ -129,7 +130,7 @@ func (e *evaluation) create() decision {
 
 	// Rule 3: stamp the requester.
 	e.debug("stamped the requester (rule 3)")
-	return e.stampDecision(t)
+	return decision{accepted: true, mutated: t.stamp(e.stamp())}
 }
 
 // updatePod applies SPEC.md rule 5: nobody may change the annotation of an existing pod.
@@ -224,10 +225,6 @@ func (e *evaluation) targets() (newT, oldT target, problem string) {
 // (rules 5 and 9) and legacy handling is on.
 func (e *evaluation) labelGuarded(old target) bool {
 	return e.settings.LegacyUserLabel != "" && !old.annotation.Exists()
-}
-
-func (e *evaluation) stampDecision(t target) decision {
-	return decision{accepted: true, mutated: t.stamp(e.stamp())}
 }
 
 // stamp is the requester's identity as the annotation value.
