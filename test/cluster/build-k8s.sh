@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# build-k8s.sh DIR: kube-apiserver and kube-controller-manager for the cluster suite, built from the Go
-# module proxy into DIR (a directory keyed by version, so a second run only checks that they are there).
+# build-k8s.sh DIR: kube-apiserver, kube-controller-manager and kubectl for the cluster suite, built from the
+# Go module proxy into DIR (a directory keyed by version, so a second run only checks that they are there).
 #
 # Kubernetes is not a library: k8s.io/kubernetes replaces its k8s.io/* staging modules with ./staging,
 # which a module download does not carry. A scratch module that requires k8s.io/kubernetes and replaces
-# every staging module with its published v0.Y.Z twin builds the real commands (NOTES.md, "A real
-# control plane"). v1.31.4 is pinned because it is known to download from the proxy (1.32.4 and 1.30.8
+# every staging module with its published v0.Y.Z twin builds the real commands. kubectl is built from the
+# same module because Debian ships none that is current (bookworm's kubernetes-client is 1.20). v1.31.4 is pinned because it is known to download from the proxy (1.32.4 and 1.30.8
 # do not).
 #
 # Exit codes: 0 built or cached; 3 the module proxy would not serve what the build needs (the caller
@@ -17,12 +17,13 @@ WORK=${K8S_BUILD_DIR:-$(dirname "$BIN")/src}
 T0=$(date +%s)
 el() { echo "$(( $(date +%s) - T0 ))s"; }
 
-if [ -x "$BIN/kube-apiserver" ] && [ -x "$BIN/kube-controller-manager" ] && [ -f "$BIN/.complete" ]; then
+if [ -x "$BIN/kube-apiserver" ] && [ -x "$BIN/kube-controller-manager" ] && [ -x "$BIN/kubectl" ] \
+  && [ -f "$BIN/.complete" ]; then
   echo "kube binaries v$KV: cached in $BIN"
   exit 0
 fi
 
-echo "building kube-apiserver and kube-controller-manager v$KV from the Go module proxy"
+echo "building kube-apiserver, kube-controller-manager and kubectl v$KV from the Go module proxy"
 echo "  (cold: ~8 min and ~3 GB of Go caches on 2 cores; cached afterwards in $BIN)"
 mkdir -p "$WORK"
 cd "$WORK"
@@ -53,6 +54,7 @@ package tools
 import (
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kubectl"
 )
 G
 echo "  resolving modules... [$(el)]"
@@ -74,7 +76,8 @@ mkdir -p "$BIN"
 HB=$!
 trap 'kill $HB 2>/dev/null || true' EXIT
 GOFLAGS=-buildvcs=false GOWORK=off go build -trimpath -ldflags="$LD" -o "$BIN/" \
-  k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager
+  k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kubectl
+"$BIN/kubectl" version --client > /dev/null
 kill $HB 2>/dev/null || true
 "$BIN/kube-apiserver" --version > /dev/null
 touch "$BIN/.complete"

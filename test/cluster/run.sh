@@ -50,11 +50,10 @@ done
 
 echo "== [1/4] tools"
 "$ROOT/hack/ensure-debian-packages.sh" etcd:etcd-server bats:bats jq:jq openssl:openssl curl:curl
-command -v kubectl > /dev/null || { echo "kubectl is not installed (https://kubernetes.io/docs/tasks/tools/)" >&2; exit 1; }
 export ETCD=${ETCD:-$(command -v etcd)}
-echo "etcd $("$ETCD" --version | awk 'NR==1{print $3}'), bats $(bats --version | awk '{print $2}'), kubectl $(kubectl version --client -o json | jq -r .clientVersion.gitVersion) [$(el)]"
+echo "etcd $("$ETCD" --version | awk 'NR==1{print $3}'), bats $(bats --version | awk '{print $2}') [$(el)]"
 
-echo "== [2/4] kube-apiserver and kube-controller-manager v$KUBE_VERSION"
+echo "== [2/4] kube-apiserver, kube-controller-manager and kubectl v$KUBE_VERSION"
 # Long children run in the background and are waited for: bash runs a signal trap only between
 # commands, so a foreground child would make Ctrl-C (or a CI cancel) wait for it to finish. timeout
 # puts the child in a process group of its own and passes a signal on to all of it.
@@ -81,7 +80,10 @@ case $rc in
   124) echo "building kube-apiserver took more than 45 minutes: gave up" >&2; exit 1 ;;
   *) echo "building kube-apiserver failed (exit $rc)" >&2; exit 1 ;;
 esac
-echo "[$(el)]"
+# The suite's kubectl is the one built with the API server: a fresh machine has none that is current, and a
+# kubectl elsewhere on PATH may be too old or too new for this API server.
+export PATH="$KUBE_BIN:$PATH"
+echo "kubectl $(kubectl version --client -o json | jq -r .clientVersion.gitVersion) from $KUBE_BIN [$(el)]"
 
 echo "== [3/4] control plane on 127.0.0.1 (state and logs in $RUN)"
 # shellcheck source=lib.bash
