@@ -71,14 +71,14 @@ load e2e-helpers
   evaluate "$R/pod-create-bob-forged.json"
   allowed true
   [ "$(stamped /metadata)" = "$BOB" ]
-  [[ "$(warnings)" == *"annotation in metadata was replaced with the requester's identity"* ]]
+  [ "$(warnings)" = "$ANN in metadata replaced by your identity: do not set it" ]
   [[ "$stderr" == *"refused an untrusted"* ]] || [ "$KWCTL" = kwctl ]
 }
 
 @test "replaces a forged value in a Deployment template" {
   evaluate "$R/deployment-create-bob-forged.json"
   [ "$(stamped /spec/template/metadata)" = "$BOB" ]
-  [[ "$(warnings)" == *"spec.template.metadata was replaced"* ]]
+  [[ "$(warnings)" == *"spec.template.metadata replaced by your identity"* ]]
 }
 
 @test "rejects a value supplied by an untrusted user in reject mode" {
@@ -109,7 +109,7 @@ load e2e-helpers
 @test "treats controllers as untrusted when bypassControllers is false" {
   evaluate "$R/pod-create-replicaset-controller.json" '{"bypassControllers":false}'
   [ "$(stamped /metadata | jq -r .user)" = "system:serviceaccount:kube-system:replicaset-controller" ]
-  [[ "$(warnings)" == *"was replaced"* ]]
+  [[ "$(warnings)" == *"replaced by your identity"* ]]
 }
 
 @test "does not trust a service account in a namespace that merely starts with kube-system" {
@@ -140,7 +140,7 @@ load e2e-helpers
   evaluate "$REQ" "$EXTERNAL"
   allowed true
   no_patch
-  [[ "$(warnings)" == *"the yunikorn.apache.org/username label is deprecated"* ]]
+  [[ "$(warnings)" == "the yunikorn.apache.org/username label is deprecated: set the $ANN annotation instead" ]]
 }
 
 @test "ignores the deprecated label otherwise and stamps the requester" {
@@ -221,7 +221,7 @@ load e2e-helpers
   allowed true
   [ "$(patch_ops)" -eq 1 ]
   [ "$(stamped /spec/template/metadata)" = "$ALICE" ]
-  [[ "$(warnings)" == *"was restored to its previous value"* ]]
+  [[ "$(warnings)" == *"$ANN in spec.template.metadata restored: only trusted submitters may change it"* ]]
 }
 
 @test "removes a template annotation an untrusted user added" {
@@ -251,7 +251,7 @@ load e2e-helpers
   evaluate "$REQ" "$EXTERNAL"
   allowed true
   [ "$(patch | jq -r '.[0].value')" = alice ]
-  [[ "$(warnings)" == *"the yunikorn.apache.org/username label in spec.template.metadata was restored"* ]]
+  [ "$(warnings)" = "yunikorn.apache.org/username in spec.template.metadata restored: only trusted submitters may change it" ]
 }
 
 # --------------------------------------------------------------------------------- not ours, bad input

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"github.com/francoispqt/onelog"
 	sdk "github.com/kubewarden/policy-sdk-go"
 	_ "github.com/kubewarden/policy-sdk-go/protocol" // registers protocol_version ("v1") in its init
 	wapc "github.com/wapc/wapc-guest-tinygo"
@@ -12,7 +11,7 @@ import (
 )
 
 func main() {
-	logger := onelog.New(&sdk.KubewardenLogWriter{}, onelog.ALL)
+	logger := policy.NewLogger(&sdk.KubewardenLogWriter{})
 	// policy never returns a Go error: the host would turn it into an HTTP 500 (SPEC.md "Bad input").
 	wapc.RegisterFunctions(wapc.Functions{
 		"validate": func(payload []byte) ([]byte, error) {

@@ -62,7 +62,7 @@ func replacedBy(kind string, user map[string]any) func(*testing.T, map[string]an
 	return func(t *testing.T, req map[string]any, resp response) {
 		t.Helper()
 		expectOnly(t, req, resp, kind, "annotations", AnnotationKey, stampOf(user))
-		expectWarning(t, resp, "was replaced with the requester's identity")
+		expectWarning(t, resp, "replaced by your identity")
 	}
 }
 
@@ -77,7 +77,7 @@ func restoredTo(kind, mapName, key string, old any) func(*testing.T, map[string]
 	return func(t *testing.T, req map[string]any, resp response) {
 		t.Helper()
 		expectOnly(t, req, resp, kind, mapName, key, old)
-		expectWarning(t, resp, "was restored to its previous value")
+		expectWarning(t, resp, "restored: only trusted submitters may change it")
 	}
 }
 
@@ -427,7 +427,7 @@ func escapedKeyAttacks(*testing.T) []attackCase {
 			if string(resp.MutatedObject) != want {
 				t.Fatalf("got  %s\nwant %s", resp.MutatedObject, want)
 			}
-			expectWarning(t, resp, "was replaced")
+			expectWarning(t, resp, "replaced by your identity")
 		}
 	}
 	var attacks []attackCase

@@ -133,7 +133,7 @@ func TestCreate_Rule3_EscapedKeyIsTheSameKey(t *testing.T) {
 	if string(resp.MutatedObject) != `{"metadata":{"annotations":{"yunikorn.apache.org/user\u002einfo":"{\"user\":\"bob\"}"}}}` {
 		t.Fatalf("got %s", resp.MutatedObject)
 	}
-	expectWarning(t, resp, "was replaced")
+	expectWarning(t, resp, replacedWarning("metadata"))
 }
 
 func TestCreate_Rule3_ControllerWithoutAnnotationGetsItsOwnIdentity(t *testing.T) {
@@ -156,8 +156,8 @@ func TestCreate_Rule1_UntrustedAnnotationIsReplaced(t *testing.T) {
 			req := as(t, name, kind, bob, aliceValue)
 			resp, logs := evaluateReq(t, req, "")
 			expectOnly(t, req, resp, kind, "annotations", AnnotationKey, bobValue)
-			expectWarning(t, resp, "annotation in "+strings.Join(templatePath(kind), ".")+" was replaced with the requester's identity")
-			if !strings.Contains(logs, `"level":"warn"`) {
+			expectWarning(t, resp, replacedWarning(strings.Join(templatePath(kind), ".")))
+			if !strings.Contains(logs, `"level":"warning"`) {
 				t.Fatalf("refused impersonation logs at warn: %s", logs)
 			}
 		})
@@ -250,7 +250,7 @@ func TestCreate_Rule1_BypassControllersOffTreatsControllersAsUntrusted(t *testin
 	resp, _ := evaluateReq(t, req, noControllersSettings)
 	expectOnly(t, req, resp, "Pod", "annotations", AnnotationKey,
 		`{"user":"system:serviceaccount:kube-system:replicaset-controller","groups":["system:serviceaccounts","system:serviceaccounts:kube-system","system:authenticated"]}`)
-	expectWarning(t, resp, "was replaced")
+	expectWarning(t, resp, replacedWarning("metadata"))
 
 	resp, _ = evaluateReq(t, req, `{"bypassControllers":false,"onUntrustedAnnotation":"reject"}`)
 	expectRejected(t, resp, "user system:serviceaccount:kube-system:replicaset-controller with groups [system:serviceaccounts,system:serviceaccounts:kube-system,system:authenticated] is not allowed to set")
@@ -272,8 +272,8 @@ func TestCreate_Rule2_LegacyLabelStandsForTrustedSubmitters(t *testing.T) {
 			req := as(t, "pod-create-legacy-label", "Pod", tc.user, nil)
 			resp, logs := evaluateReq(t, req, externalSettings)
 			expectAccepted(t, resp)
-			expectWarning(t, resp, "the yunikorn.apache.org/username label is deprecated")
-			if !strings.Contains(logs, `"level":"warn"`) {
+			expectWarning(t, resp, deprecatedLabelWarning("yunikorn.apache.org/username"))
+			if !strings.Contains(logs, `"level":"warning"`) {
 				t.Fatalf("the legacy label logs at warn: %s", logs)
 			}
 		})
@@ -298,7 +298,7 @@ func TestCreate_Rule2_LegacyLabelIsIgnoredOtherwise(t *testing.T) {
 				value.Groups = append(value.Groups, g.(string))
 			}
 			expectOnly(t, req, resp, "Pod", "annotations", AnnotationKey, value.Encode())
-			if tc.settings == "" && !strings.Contains(logs, `"level":"warn"`) {
+			if tc.settings == "" && !strings.Contains(logs, `"level":"warning"`) {
 				t.Fatalf("an ignored legacy label logs at warn: %s", logs)
 			}
 		})

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/francoispqt/onelog"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -53,10 +52,16 @@ func mustJSON(t *testing.T, v any) string {
 func evaluateRaw(t *testing.T, payload string) (response, string) {
 	t.Helper()
 	var logs bytes.Buffer
-	out := Validate([]byte(payload), onelog.New(&logs, onelog.ALL))
+	out := Validate([]byte(payload), NewLogger(&logs))
 	var resp response
 	if err := json.Unmarshal(out, &resp); err != nil {
 		t.Fatalf("response is not JSON: %v\n%s", err, out)
+	}
+	checkLogLines(t, logs.String())
+	for _, w := range resp.Warnings {
+		if len(w) > maxWarningLength {
+			t.Errorf("warning of %d characters (at most %d, policy-evaluator's guidance): %s", len(w), maxWarningLength, w)
+		}
 	}
 	if !resp.Accepted && resp.Code != 400 {
 		t.Fatalf("a rejection must carry code 400, got %d: %s", resp.Code, out)
@@ -65,6 +70,36 @@ func evaluateRaw(t *testing.T, payload string) (response, string) {
 		t.Fatalf("an acceptance carries no message or code: %s", out)
 	}
 	return resp, logs.String()
+}
+
+// maxWarningLength is policy-evaluator's guidance for an admission warning.
+const maxWarningLength = 120
+
+// checkLogLines fails t on a log line policy-server would refuse: one JSON object per line with a level
+// it knows (it refuses onelog's default "warn") and a string message.
+func checkLogLines(t *testing.T, logs string) {
+	t.Helper()
+	for _, line := range strings.Split(strings.TrimSpace(logs), "\n") {
+		if line == "" {
+			continue
+		}
+		var entry struct {
+			Level   string `json:"level"`
+			Message string `json:"message"`
+		}
+		if err := json.Unmarshal([]byte(line), &entry); err != nil {
+			t.Errorf("log line is not a JSON object: %v: %s", err, line)
+			continue
+		}
+		switch entry.Level {
+		case "trace", "debug", "info", "warning", "error":
+		default:
+			t.Errorf("log level %q is not one policy-server accepts (trace, debug, info, warning, error): %s", entry.Level, line)
+		}
+		if entry.Message == "" {
+			t.Errorf("log line without a message: %s", line)
+		}
+	}
 }
 
 // evaluateReq runs Validate on an AdmissionRequest with settings (a JSON object text, "" for {}).

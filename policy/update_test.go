@@ -166,8 +166,8 @@ func TestUpdateWorkload_Rule8_UntrustedChangeIsUndone(t *testing.T) {
 			req := workloadUpdate(t, kind, bob, aliceValue, bobValue)
 			resp, logs := evaluateReq(t, req, "")
 			expectOnly(t, req, resp, kind, "annotations", AnnotationKey, aliceValue)
-			expectWarning(t, resp, "was restored to its previous value")
-			if !strings.Contains(logs, `"level":"warn"`) {
+			expectWarning(t, resp, "restored: only trusted submitters may change it")
+			if !strings.Contains(logs, `"level":"warning"`) {
 				t.Fatalf("refused impersonation logs at warn: %s", logs)
 			}
 		})
@@ -222,7 +222,7 @@ func TestUpdateWorkload_Rule9_LegacyLabelIsGuardedWithoutAnnotation(t *testing.T
 		req := labelled(bob, "alice", "bob")
 		resp, _ := evaluateReq(t, req, "")
 		expectOnly(t, req, resp, "Job", "labels", label, "alice")
-		expectWarning(t, resp, "the yunikorn.apache.org/username label in spec.template.metadata was restored")
+		expectWarning(t, resp, restoredWarning("yunikorn.apache.org/username", "spec.template.metadata"))
 	})
 	t.Run("added: removed", func(t *testing.T) {
 		req := labelled(bob, nil, "alice")

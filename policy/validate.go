@@ -111,8 +111,7 @@ func (e *evaluation) create() decision {
 				" annotation: remove it and the policy records the requester's identity itself")
 		}
 		d := decision{accepted: true, mutated: t.stamp(stamp)}
-		d.warnings = append(d.warnings, "the "+AnnotationKey+" annotation in "+e.kind.where()+
-			" was replaced with the requester's identity: only trusted controllers and allow-listed submitters may set it")
+		d.warnings = append(d.warnings, replacedWarning(e.kind.where()))
 		return d
 	}
 
@@ -121,8 +120,7 @@ func (e *evaluation) create() decision {
 		if e.settings.BypassAuth && e.trusted() {
 			e.warn("deprecated label " + e.settings.LegacyUserLabel + " kept as the user (rule 2)")
 			d := accept()
-			d.warnings = []string{"the " + e.settings.LegacyUserLabel + " label is deprecated: set the " +
-				AnnotationKey + ` annotation instead, e.g. {"user":"alice","groups":["devops"]}`}
+			d.warnings = []string{deprecatedLabelWarning(e.settings.LegacyUserLabel)}
 			return d
 		}
 		e.warn("deprecated label " + e.settings.LegacyUserLabel + " ignored: the requester is stamped (rule 2)")
@@ -174,9 +172,9 @@ func (e *evaluation) updateWorkload() decision {
 	}
 
 	// Rule 8.
-	what := "the " + AnnotationKey + " annotation"
+	what, whatName := "the "+AnnotationKey+" annotation", AnnotationKey
 	if !annotationChanged {
-		what = "the " + e.settings.LegacyUserLabel + " label"
+		what, whatName = "the "+e.settings.LegacyUserLabel+" label", e.settings.LegacyUserLabel
 	}
 	e.warn("refused a change of " + what + " in a pod template (rule 8)")
 	if e.settings.OnUntrustedAnnotation == ModeReject {
@@ -196,8 +194,7 @@ func (e *evaluation) updateWorkload() decision {
 	if labelChanged {
 		restored = restoreEntry(t, "labels", e.settings.LegacyUserLabel, oldT.label, t.labels)
 	}
-	return decision{accepted: true, mutated: restored, warnings: []string{what + " in " + e.kind.where() +
-		" was restored to its previous value: only trusted controllers and allow-listed submitters may change it"}}
+	return decision{accepted: true, mutated: restored, warnings: []string{restoredWarning(whatName, e.kind.where())}}
 }
 
 // restoreEntry puts a map entry of the target (annotations or labels) back to its old value, or removes

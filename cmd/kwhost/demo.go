@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/kwctl"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/wapchost"
 )
 
 // demoCommand evaluates each request in a fresh instance, as policy-server would, and prints
@@ -24,6 +25,9 @@ func demoCommand(args []string, stdout, stderr io.Writer) int {
 		return usageError(stderr, "demo", errors.New("want a policy module and at least one request file"))
 	}
 	settings, err := f.settings()
+	if err == nil {
+		settings, err = kwctl.SettingsFor(settings, f.payload)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "kwhost demo: %v\n", err)
 		return exitUsage
@@ -31,17 +35,26 @@ func demoCommand(args []string, stdout, stderr io.Writer) int {
 	ctx := context.Background()
 	// The guest's log lines are collected per request and shown in its block (the demo is sequential).
 	var logs bytes.Buffer
-	host, err := loadPolicy(ctx, f.positional[0], &logs)
+	problems := &logProblems{}
+	host, err := loadPolicy(ctx, f.positional[0], &logs, problems, f.policyTimeout)
+	var startErr *wapchost.StartError
 	if err != nil {
 		fmt.Fprintf(stderr, "kwhost demo: %v\n", err)
+		if errors.As(err, &startErr) {
+			return exitStart
+		}
 		return exitUsage
 	}
 	defer host.Close(ctx)
 	if err := kwctl.ValidateSettings(ctx, host, settings); err != nil {
 		_, _ = stderr.Write(logs.Bytes())
 		fmt.Fprintln(stderr, err)
+		if errors.As(err, &startErr) {
+			return exitStart
+		}
 		return exitSettings
 	}
+	var refused []string // log entries policy-server would refuse, over all requests
 
 	code := exitOK
 	for i, path := range f.positional[1:] {
@@ -49,29 +62,41 @@ func demoCommand(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stdout)
 		}
 		fmt.Fprintln(stdout, filepath.Base(path))
-		req, err := readRequest(path)
+		req, err := readRequest(path, f.payload)
 		if err != nil {
 			fmt.Fprintf(stdout, "  %-9s %v\n", "error", err)
 			code = exitUsage
 			continue
 		}
 		logs.Reset()
-		printDecision(stdout, req, kwctl.Validate(ctx, host, req, settings))
+		evalCtx, cancel := withTimeout(ctx, f.policyTimeout)
+		resp, err := kwctl.Validate(evalCtx, host, req, settings)
+		cancel()
+		if err != nil {
+			fmt.Fprintf(stdout, "  %-9s the policy could not be started: %v\n", "error", err)
+			code = exitStart
+			continue
+		}
+		printDecision(stdout, req, resp)
 		for _, entry := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
 			if entry != "" {
 				fmt.Fprintf(stdout, "  %-9s %s\n", "log", entry)
 			}
 		}
+		refused = append(refused, problems.take()...)
+	}
+	if strictCode := reportLogProblems(stderr, refused, f.strict); code == exitOK {
+		code = strictCode
 	}
 	return code
 }
 
-func readRequest(path string) (*kwctl.Request, error) {
+func readRequest(path string, form kwctl.Payload) (*kwctl.Request, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return kwctl.ParseRequest(data)
+	return kwctl.ParseRequest(data, form)
 }
 
 func printDecision(w io.Writer, req *kwctl.Request, resp *kwctl.Response) {

@@ -2,8 +2,8 @@
 // way `kwctl run` and policy-server do (a fresh instance per evaluation, settings validated first,
 // the same AdmissionResponse JSON), so that tests and developers need no kwctl.
 //
-//	kwhost run [--request-path|-r FILE] [--settings-json JSON | --settings-path|-s FILE] policy.wasm
-//	kwhost demo [--settings-json JSON | --settings-path|-s FILE] policy.wasm REQUEST.json...
+//	kwhost run [--request-path|-r FILE] [--settings-json JSON | --settings-path|-s FILE] [--strict] [--payload policy-server|raw] [--policy-timeout 2s] [file://]policy.wasm
+//	kwhost demo [--settings-json JSON | --settings-path|-s FILE] [--strict] [--payload ...] policy.wasm REQUEST.json...
 //	kwhost serve --policy policy.wasm [--settings-json JSON | -s FILE] --cert-file F --key-file F [--listen ADDR] [--record FILE]
 //
 // serve answers AdmissionReviews over HTTPS for a real API server, for the cluster suite under
@@ -11,10 +11,12 @@
 //
 // run prints one line of AdmissionResponse JSON on stdout and the policy's logs on stderr. Exit
 // codes: 0 when the policy answered (allowed or rejected), 1 when it refused its settings, 2 for a
-// bad command line or an unreadable or malformed file.
+// bad command line or an unreadable or malformed file (or a request policy-server would refuse), 3
+// when the module could not start, 4 when --strict found something policy-server would refuse.
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -23,34 +25,51 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
+	"sync"
+	"time"
 
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/kwctl"
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/wapchost"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/webhook"
 )
 
 const usage = `usage:
-  kwhost run [--request-path|-r FILE] [--settings-json JSON | --settings-path|-s FILE] policy.wasm
-  kwhost demo [--settings-json JSON | --settings-path|-s FILE] policy.wasm REQUEST.json...
+  kwhost run [--request-path|-r FILE] [--settings-json JSON | --settings-path|-s FILE]
+             [--strict] [--payload policy-server|raw] [--policy-timeout 2s] [file://]policy.wasm
+  kwhost demo [--settings-json JSON | --settings-path|-s FILE] [--strict] [--payload policy-server|raw]
+              policy.wasm REQUEST.json...
   kwhost serve --policy policy.wasm [--settings-json JSON | --settings-path|-s FILE]
-               --cert-file F --key-file F [--listen 127.0.0.1:9443] [--record FILE] [--eval-timeout 10s]
-               [--log-level info]
+               --cert-file F --key-file F [--listen 127.0.0.1:9443] [--record FILE]
+               [--policy-timeout 2s] [--payload policy-server|raw] [--log-level info]
 
 run   evaluates one request like ` + "`kwctl run`" + `: one line of AdmissionResponse JSON on stdout
-      (FILE "-" reads stdin), the policy's logs on stderr.
+      (FILE "-" reads stdin; an AdmissionReview or a bare AdmissionRequest), the policy's logs on
+      stderr. Local modules only: OCI pulls and policy CR files are kwctl's.
 demo  evaluates each request and prints a readable summary of the decision and the patch.
 serve answers admission.k8s.io/v1 AdmissionReviews over HTTPS as a mutating webhook (a test host,
       not a production server) until SIGINT or SIGTERM: one line per request on stderr (plus the
       policy's logs at --log-level and above), and with --record one JSON line per request
       (userInfo as sent) in FILE.
 
+--payload policy-server (the default) hands the policy the request as policy-server does: read
+      into its typed AdmissionRequest and written again (unknown members dropped, nulls left out,
+      keys sorted, compact); raw hands over the bytes as given (malformed-input tests).
+--policy-timeout stops an evaluation as policy-server does (default 2s; 0 for none, as kwctl).
+--strict fails the command when the policy logged an entry policy-server would refuse (an
+      unknown level such as "warn", or an entry that is not its JSON object).
+
 exit codes: 0 the policy answered (allowed or rejected), 1 it refused its settings,
-            2 bad command line or unreadable or malformed file
+            2 bad command line, unreadable or malformed file, 3 the module could not start,
+            4 --strict found log entries policy-server would refuse
 `
 
 const (
 	exitOK       = 0
 	exitSettings = 1
 	exitUsage    = 2
+	exitStart    = 3
+	exitStrict   = 4
 )
 
 func main() {
@@ -82,12 +101,16 @@ func kwhost(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return exitUsage
 }
 
-// flags are kwctl run's, parsed so that they may come before or after the module, as clap allows.
+// flags are kwctl run's, parsed so that they may come before or after the module, as clap allows,
+// and the host's own.
 type flags struct {
-	requestPath  string
-	settingsJSON string
-	settingsPath string
-	positional   []string
+	requestPath   string
+	settingsJSON  string
+	settingsPath  string
+	strict        bool
+	payload       kwctl.Payload
+	policyTimeout time.Duration
+	positional    []string
 }
 
 func parseFlags(name string, args []string, withRequest bool) (*flags, error) {
@@ -101,6 +124,9 @@ func parseFlags(name string, args []string, withRequest bool) (*flags, error) {
 	fs.StringVar(&f.settingsJSON, "settings-json", "", "")
 	fs.StringVar(&f.settingsPath, "settings-path", "", "")
 	fs.StringVar(&f.settingsPath, "s", "", "")
+	fs.BoolVar(&f.strict, "strict", false, "")
+	payload := fs.String("payload", string(kwctl.PayloadPolicyServer), "")
+	fs.DurationVar(&f.policyTimeout, "policy-timeout", webhook.DefaultEvalTimeout, "")
 	for {
 		if err := fs.Parse(args); err != nil {
 			return nil, err
@@ -111,10 +137,70 @@ func parseFlags(name string, args []string, withRequest bool) (*flags, error) {
 		f.positional = append(f.positional, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
-	if f.settingsJSON != "" && f.settingsPath != "" {
+	var err error
+	if f.payload, err = kwctl.ParsePayload(*payload); err != nil {
+		return nil, err
+	}
+	switch {
+	case f.settingsJSON != "" && f.settingsPath != "":
 		return nil, errors.New("--settings-json and --settings-path are mutually exclusive")
+	case f.policyTimeout < 0:
+		return nil, errors.New("--policy-timeout must not be negative")
 	}
 	return f, nil
+}
+
+// modulePath reads a module argument as kwctl does for local files: a path, or a file:// URI.
+// Other schemes need kwctl, which pulls and caches modules.
+func modulePath(uri string) (string, error) {
+	scheme, rest, found := strings.Cut(uri, "://")
+	switch {
+	case !found:
+		return uri, nil
+	case scheme == "file":
+		return rest, nil
+	}
+	return "", fmt.Errorf("%s: kwhost runs local modules only (a path or file://); "+
+		"pull it first with `kwctl pull %s`, then pass the file", uri, uri)
+}
+
+// logProblems collects the log entries policy-server would refuse (--strict).
+type logProblems struct {
+	mu      sync.Mutex
+	entries []string
+}
+
+func (p *logProblems) add(entry []byte, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.entries = append(p.entries, fmt.Sprintf("%v: %s", err, bytes.TrimSpace(entry)))
+}
+
+// take returns the problems collected so far and forgets them.
+func (p *logProblems) take() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := p.entries
+	p.entries = nil
+	return out
+}
+
+// report prints problems loudly; under --strict they fail the command.
+func reportLogProblems(stderr io.Writer, problems []string, strict bool) int {
+	if len(problems) == 0 {
+		return exitOK
+	}
+	verdict := "WARNING"
+	if strict {
+		verdict = "ERROR (--strict)"
+	}
+	for _, p := range problems {
+		fmt.Fprintf(stderr, "kwhost: %s: policy-server would refuse this log entry (it logs \"cannot log event\" instead): %s\n", verdict, p)
+	}
+	if strict {
+		return exitStrict
+	}
+	return exitOK
 }
 
 // usageError reports a command line that cannot be run, with the usage, since the fix is there.
@@ -144,17 +230,31 @@ func (f *flags) settings() (json.RawMessage, error) {
 }
 
 // loadPolicy compiles the module; the policy's logs and prints go to stderr, keeping stdout for
-// the response alone.
-func loadPolicy(ctx context.Context, path string, stderr io.Writer) (*wapchost.Host, error) {
+// the response alone. A positive timeout makes evaluations interruptible.
+func loadPolicy(ctx context.Context, uri string, stderr io.Writer, problems *logProblems, timeout time.Duration) (*wapchost.Host, error) {
+	path, err := modulePath(uri)
+	if err != nil {
+		return nil, err
+	}
 	wasm, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	host, err := wapchost.Load(ctx, wasm, wapchost.Options{Log: stderr, Stdio: stderr})
+	host, err := wapchost.Load(ctx, wasm, wapchost.Options{
+		Log: stderr, Stdio: stderr, LogProblem: problems.add, Interruptible: timeout > 0,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("cannot load policy %s: %w", path, err)
 	}
 	return host, nil
+}
+
+// withTimeout bounds ctx by the policy timeout, if any.
+func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if d <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, d)
 }
 
 func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -167,13 +267,13 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case f.requestPath == "":
 		return usageError(stderr, "run", errors.New("--request-path is required"))
 	}
-	fail := func(err error) int {
+	fail := func(code int, err error) int {
 		fmt.Fprintf(stderr, "kwhost run: %v\n", err)
-		return exitUsage
+		return code
 	}
 	settings, err := f.settings()
 	if err != nil {
-		return fail(err)
+		return fail(exitUsage, err)
 	}
 	var request []byte
 	if f.requestPath == "-" {
@@ -182,24 +282,36 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		request, err = os.ReadFile(f.requestPath)
 	}
 	if err != nil {
-		return fail(fmt.Errorf("cannot read the request: %w", err))
+		return fail(exitUsage, fmt.Errorf("cannot read the request: %w", err))
 	}
 
 	ctx := context.Background()
-	host, err := loadPolicy(ctx, f.positional[0], stderr)
-	if err != nil {
-		return fail(err)
+	problems := &logProblems{}
+	host, err := loadPolicy(ctx, f.positional[0], stderr, problems, f.policyTimeout)
+	var startErr *wapchost.StartError
+	switch {
+	case errors.As(err, &startErr):
+		return fail(exitStart, err)
+	case err != nil:
+		return fail(exitUsage, err)
 	}
 	defer host.Close(ctx)
-	resp, err := kwctl.Run(ctx, host, request, settings)
+	evalCtx, cancel := withTimeout(ctx, f.policyTimeout)
+	defer cancel()
+	resp, err := kwctl.Run(evalCtx, host, request, settings, f.payload)
 	var settingsErr *kwctl.SettingsError
 	switch {
 	case errors.As(err, &settingsErr):
 		fmt.Fprintln(stderr, settingsErr) // kwctl's exact words, unprefixed, so scripts can match them
+		if code := reportLogProblems(stderr, problems.take(), f.strict); code != exitOK {
+			return code
+		}
 		return exitSettings
+	case errors.As(err, &startErr):
+		return fail(exitStart, fmt.Errorf("the policy could not be started: %w", err))
 	case err != nil:
-		return fail(fmt.Errorf("%s: %w", f.requestPath, err))
+		return fail(exitUsage, fmt.Errorf("%s: %w", f.requestPath, err))
 	}
 	fmt.Fprintf(stdout, "%s\n", resp.JSON())
-	return exitOK
+	return reportLogProblems(stderr, problems.take(), f.strict)
 }

@@ -6,9 +6,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/kwctl"
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/wapchost/guesttest"
 )
 
@@ -35,6 +37,8 @@ func TestParseFlags_AcceptsKwctlSpellings(t *testing.T) {
 			t.Errorf("%q: %v", tc.args, err)
 			continue
 		}
+		// policy-server's defaults unless told otherwise
+		tc.want.payload, tc.want.policyTimeout = kwctl.PayloadPolicyServer, 2*time.Second
 		if diff := cmp.Diff(tc.want, *got, cmp.AllowUnexported(flags{})); diff != "" {
 			t.Errorf("%q (-want +got):\n%s", tc.args, diff)
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -12,6 +13,8 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -25,6 +28,7 @@ type serveConfig struct {
 	policy, certFile, keyFile, listen, recordPath, logLevel string
 	settings                                                flags // only its settings fields
 	evalTimeout                                             time.Duration
+	payload                                                 kwctl.Payload
 }
 
 func parseServeFlags(args []string) (*serveConfig, error) {
@@ -39,9 +43,15 @@ func parseServeFlags(args []string) (*serveConfig, error) {
 	fs.StringVar(&c.keyFile, "key-file", "", "")
 	fs.StringVar(&c.listen, "listen", "127.0.0.1:9443", "")
 	fs.StringVar(&c.recordPath, "record", "", "")
-	fs.DurationVar(&c.evalTimeout, "eval-timeout", webhook.DefaultEvalTimeout, "")
+	fs.DurationVar(&c.evalTimeout, "policy-timeout", webhook.DefaultEvalTimeout, "")
+	fs.DurationVar(&c.evalTimeout, "eval-timeout", webhook.DefaultEvalTimeout, "") // the older name
 	fs.StringVar(&c.logLevel, "log-level", "info", "")
+	payload := fs.String("payload", string(kwctl.PayloadPolicyServer), "")
 	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	var err error
+	if c.payload, err = kwctl.ParsePayload(*payload); err != nil {
 		return nil, err
 	}
 	switch {
@@ -54,9 +64,9 @@ func parseServeFlags(args []string) (*serveConfig, error) {
 	case c.settings.settingsJSON != "" && c.settings.settingsPath != "":
 		return nil, errors.New("--settings-json and --settings-path are mutually exclusive")
 	case c.evalTimeout <= 0:
-		return nil, errors.New("--eval-timeout must be positive")
+		return nil, errors.New("--policy-timeout must be positive")
 	case levels[c.logLevel] == 0:
-		return nil, fmt.Errorf("--log-level %q: want trace, debug, info, warn or error", c.logLevel)
+		return nil, fmt.Errorf("--log-level %q: want trace, debug, info, warning or error", c.logLevel)
 	}
 	return c, nil
 }
@@ -87,15 +97,22 @@ func serve(ctx context.Context, c *serveConfig, stderr io.Writer, ready func(add
 	if err != nil {
 		return fail(err)
 	}
-	// Interruptible: --eval-timeout (or the API server's shorter ?timeout=) must stop a runaway guest.
+	// Interruptible: --policy-timeout (or the API server's shorter ?timeout=) must stop a runaway guest.
 	policyLog := &levelFilter{w: stderr, min: levels[c.logLevel]}
-	host, err := wapchost.Load(ctx, wasm, wapchost.Options{Log: policyLog, Stdio: stderr, Interruptible: true})
+	var logMu sync.Mutex
+	logProblem := func(entry []byte, err error) { // policy-server logs an error instead of the entry
+		logMu.Lock()
+		defer logMu.Unlock()
+		fmt.Fprintf(stderr, "%s ERROR cannot log event: policy-server would refuse this policy log entry: %v: %s\n",
+			time.Now().UTC().Format(time.RFC3339Nano), err, bytes.TrimSpace(entry))
+	}
+	host, err := wapchost.Load(ctx, wasm, wapchost.Options{Log: policyLog, Stdio: stderr, Interruptible: true, LogProblem: logProblem})
 	if err != nil {
 		return fail(fmt.Errorf("cannot load policy %s: %w", c.policy, err))
 	}
 	defer host.Close(context.WithoutCancel(ctx))
 
-	opts := webhook.Options{Settings: settings, Log: stderr, EvalTimeout: c.evalTimeout}
+	opts := webhook.Options{Settings: settings, Log: stderr, EvalTimeout: c.evalTimeout, Payload: c.payload}
 	if c.recordPath != "" {
 		f, err := os.OpenFile(c.recordPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 		if err != nil {
@@ -144,7 +161,7 @@ func serve(ctx context.Context, c *serveConfig, stderr io.Writer, ready func(add
 }
 
 // levels ranks the SDK's log levels; policy-server shows info and above unless told otherwise.
-var levels = map[string]int{"trace": 1, "debug": 2, "info": 3, "warn": 4, "error": 5}
+var levels = map[string]int{"trace": 1, "debug": 2, "info": 3, "warning": 4, "error": 5}
 
 // levelFilter drops the policy's log lines below min, so that stderr keeps about one line per request.
 // wapchost writes one line per Write; a line that is not the SDK's JSON passes.
@@ -157,7 +174,7 @@ func (f *levelFilter) Write(p []byte) (int, error) {
 	var line struct {
 		Level string `json:"level"`
 	}
-	if json.Unmarshal(p, &line) == nil && levels[line.Level] != 0 && levels[line.Level] < f.min {
+	if json.Unmarshal(p, &line) == nil && levels[strings.ToLower(line.Level)] != 0 && levels[strings.ToLower(line.Level)] < f.min {
 		return len(p), nil
 	}
 	return f.w.Write(p)

@@ -178,14 +178,14 @@ func TestLevelFilter_DropsThePolicysLinesBelowTheLevel(t *testing.T) {
 	for _, line := range []string{
 		`{"level":"debug","message":"stamped the requester (rule 3)"}` + "\n",
 		`{"level":"info","message":"kept"}` + "\n",
-		`{"level":"warn","message":"refused"}` + "\n",
+		`{"level":"warning","message":"refused"}` + "\n",
 		"not JSON\n",
 	} {
 		if n, err := f.Write([]byte(line)); n != len(line) || err != nil {
 			t.Errorf("Write(%q) = %d, %v", line, n, err)
 		}
 	}
-	if want := `{"level":"info","message":"kept"}` + "\n" + `{"level":"warn","message":"refused"}` + "\n" + "not JSON\n"; out.String() != want {
+	if want := `{"level":"info","message":"kept"}` + "\n" + `{"level":"warning","message":"refused"}` + "\n" + "not JSON\n"; out.String() != want {
 		t.Errorf("got %q\nwant %q", out.String(), want)
 	}
 }

@@ -52,7 +52,7 @@ func readFixture(t *testing.T, name string) []byte {
 // object returns request.object of a fixture exactly as written there.
 func object(t *testing.T, name string) string {
 	t.Helper()
-	req, err := ParseRequest(readFixture(t, name))
+	req, err := ParseRequest(readFixture(t, name), PayloadRaw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func object(t *testing.T, name string) string {
 
 func run(t *testing.T, fixture string, guest *fakeGuest) string {
 	t.Helper()
-	resp, err := Run(context.Background(), guest, readFixture(t, fixture), json.RawMessage(`{}`))
+	resp, err := Run(context.Background(), guest, readFixture(t, fixture), json.RawMessage(`{}`), PayloadRaw)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -132,7 +132,7 @@ func TestPatch_FalsyFieldsOfTheObjectSurvive(t *testing.T) {
 	mutated := strings.Replace(obj, `"annotations": {"team": "a"}`,
 		`"annotations":{"team":"a","yunikorn.apache.org/user.info":"x"}`, 1)
 	resp, err := Run(context.Background(), &fakeGuest{validateAnswer: `{"accepted":true,"mutated_object":` + mutated + `}`},
-		readFixture(t, "deployment-create.json"), json.RawMessage(`{}`))
+		readFixture(t, "deployment-create.json"), json.RawMessage(`{}`), PayloadRaw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestPatch_DroppedFieldsBecomeRemoveOps(t *testing.T) {
 	obj := object(t, "deployment-create.json")
 	mutated := strings.Replace(obj, `"replicas": 0,`, ``, 1)
 	resp, err := Run(context.Background(), &fakeGuest{validateAnswer: `{"accepted":true,"mutated_object":` + mutated + `}`},
-		readFixture(t, "deployment-create.json"), json.RawMessage(`{}`))
+		readFixture(t, "deployment-create.json"), json.RawMessage(`{}`), PayloadRaw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestMutation_OfADeleteIsRefused(t *testing.T) {
 
 func TestSettings_RefusedSettingsStopTheRun(t *testing.T) {
 	guest := &fakeGuest{settingsAnswer: `{"valid":false,"message":"trustedUsers must be a list"}`}
-	_, err := Run(context.Background(), guest, readFixture(t, "deployment-create.json"), json.RawMessage(`{"trustedUsers":1}`))
+	_, err := Run(context.Background(), guest, readFixture(t, "deployment-create.json"), json.RawMessage(`{"trustedUsers":1}`), PayloadRaw)
 	if err == nil || err.Error() != "Provided settings are not valid: trustedUsers must be a list" {
 		t.Fatalf("error = %v", err)
 	}
@@ -234,8 +234,11 @@ func TestValidate_GuestFailuresAre500s(t *testing.T) {
 			"internal server error: cannot decode the policy's validation response"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			req, _ := ParseRequest(readFixture(t, "deployment-create.json"))
-			resp := Validate(context.Background(), tc.guest, req, json.RawMessage(`{}`))
+			req, _ := ParseRequest(readFixture(t, "deployment-create.json"), PayloadRaw)
+			resp, err := Validate(context.Background(), tc.guest, req, json.RawMessage(`{}`))
+			if err != nil {
+				t.Fatal(err)
+			}
 			if resp.Allowed || resp.Status == nil || resp.Status.Code == nil || *resp.Status.Code != 500 ||
 				resp.Status.Message == nil || !strings.HasPrefix(*resp.Status.Message, tc.prefix) {
 				t.Errorf("response = %s, want a 500 starting %q", resp.JSON(), tc.prefix)
@@ -251,7 +254,7 @@ func TestRequest_ReviewAndBareRequestSendTheSamePayload(t *testing.T) {
 	want := `{"request":` + string(bare) + `,"settings":{"a":1}}`
 	for name, input := range map[string][]byte{"bare": bare, "review": review, "review without kind": reviewWithoutKind} {
 		guest := &fakeGuest{validateAnswer: `{"accepted":true}`}
-		if _, err := Run(context.Background(), guest, input, json.RawMessage(`{"a":1}`)); err != nil {
+		if _, err := Run(context.Background(), guest, input, json.RawMessage(`{"a":1}`), PayloadRaw); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		if got := guest.payloads["validate"]; got != want {
@@ -261,7 +264,7 @@ func TestRequest_ReviewAndBareRequestSendTheSamePayload(t *testing.T) {
 }
 
 func TestRequest_ParsedFields(t *testing.T) {
-	req, err := ParseRequest(readFixture(t, "pod-delete.json"))
+	req, err := ParseRequest(readFixture(t, "pod-delete.json"), PayloadRaw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +282,7 @@ func TestRequest_RefusesWhatKwctlRefuses(t *testing.T) {
 		`{"uid":"u","operation":"CREATE"}`: "cannot build AdmissionRequest object from given input: missing field `kind`",
 		`{"uid":"u","kind":{"kind":"Pod"},"resource":{},"operation":"CREATE"}`: "missing field `userInfo`",
 	} {
-		if _, err := ParseRequest([]byte(input)); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := ParseRequest([]byte(input), PayloadRaw); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error = %v, want %q", input, err, want)
 		}
 	}

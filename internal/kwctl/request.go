@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/serdejson"
 )
 
 // Request is an AdmissionRequest as the policy will receive it, with the few fields the host
 // itself needs.
 type Request struct {
-	Raw       json.RawMessage // the AdmissionRequest exactly as given
+	Raw       json.RawMessage // the AdmissionRequest in the form the policy receives (see Payload)
 	UID       string
 	Operation string
 	Kind      string // kind.kind, e.g. "Pod"
@@ -22,9 +23,16 @@ type Request struct {
 
 // ParseRequest accepts an AdmissionReview or a bare AdmissionRequest. Like kwctl, it insists on
 // the fields its typed AdmissionRequest requires, so that a fixture that kwctl would refuse is
-// refused here too.
-func ParseRequest(input []byte) (*Request, error) {
+// refused here too. In the policy-server form (the default of every kwhost command) the request
+// is what policy-server hands the policy; a *RequestError is what it refuses before any policy runs.
+func ParseRequest(input []byte, form Payload) (*Request, error) {
 	raw := json.RawMessage(bytes.TrimSpace(input))
+	if form == PayloadPolicyServer {
+		var err error
+		if raw, err = policyServerInput(raw); err != nil {
+			return nil, err
+		}
+	}
 	var top struct {
 		Kind    json.RawMessage `json:"kind"`
 		Request json.RawMessage `json:"request"`
@@ -77,4 +85,33 @@ func ParseRequest(input []byte) (*Request, error) {
 
 func isObject(raw json.RawMessage) bool {
 	return len(raw) > 0 && raw[0] == '{'
+}
+
+// policyServerInput finds the AdmissionRequest in input (a review or a bare request) and returns
+// it in policy-server's form. The whole input is read as serde_json reads it, so its nesting limit
+// counts from the review's root, as it does for the body policy-server receives.
+func policyServerInput(input []byte) ([]byte, error) {
+	top, err := serdejson.Parse(input)
+	if err != nil {
+		return nil, &RequestError{NotJSON: true, Err: err}
+	}
+	if top.Kind != serdejson.Object {
+		return nil, &RequestError{Err: fmt.Errorf("invalid type: %s, expected an AdmissionReview or an AdmissionRequest", top.Kind)}
+	}
+	req := top
+	kind, _ := top.Get("kind")
+	if r, ok := top.Get("request"); (kind.Kind == serdejson.String && kind.Text == "AdmissionReview") || (ok && r.Kind == serdejson.Object) {
+		if top.Duplicate("request") != "" {
+			return nil, &RequestError{Err: errors.New("duplicate field `request`")}
+		}
+		if !ok || r.Kind != serdejson.Object {
+			return nil, &RequestError{Err: errors.New("invalid AdmissionReview object: it has no request object")}
+		}
+		req = r
+	}
+	out, err := typedRequest(req)
+	if err != nil {
+		return nil, &RequestError{Err: err}
+	}
+	return serdejson.Marshal(out), nil
 }

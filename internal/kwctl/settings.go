@@ -8,6 +8,9 @@ import (
 	"fmt"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/serdejson"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/wapchost"
 )
 
 // SettingsError is the policy refusing its settings. kwctl stops there with this exact text, and
@@ -67,29 +70,53 @@ func SettingsFromFile(data []byte) (json.RawMessage, error) {
 var errNotObject = errors.New("settings must be an object (or null for none)")
 
 // ValidateSettings calls the guest's validate_settings and returns a *SettingsError when the
-// policy refuses them. As in policy-evaluator, a guest that fails or answers garbage counts as
-// refusing its settings.
+// policy refuses them. As in policy-evaluator, a guest that fails or answers something its typed
+// SettingsValidationResponse cannot read counts as refusing its settings; a module that cannot
+// start is a *wapchost.StartError.
 func ValidateSettings(ctx context.Context, ev Evaluator, settings json.RawMessage) error {
 	out, err := ev.Call(ctx, "validate_settings", settings)
-	if err != nil {
+	var startErr *wapchost.StartError
+	switch {
+	case errors.As(err, &startErr):
+		return err
+	case err != nil:
 		return &SettingsError{Message: "Error invoking settings validation callback: " + guestFailure(err)}
 	}
-	var resp struct {
-		Valid   *bool   `json:"valid"`
-		Message *string `json:"message"`
-	}
-	if err := json.Unmarshal(out, &resp); err != nil || resp.Valid == nil {
-		if err == nil {
-			err = errors.New("missing field `valid`")
-		}
+	valid, msg, err := decodeSettingsResponse(out)
+	if err != nil {
 		return &SettingsError{Message: fmt.Sprintf("error: cannot decode the settings validation response %q: %v", out, err)}
 	}
-	if !*resp.Valid {
-		msg := ""
-		if resp.Message != nil {
-			msg = *resp.Message
-		}
+	if !valid {
 		return &SettingsError{Message: msg}
 	}
 	return nil
+}
+
+// decodeSettingsResponse reads SettingsValidationResponse as serde does: `valid` required and
+// boolean, `message` an optional string, exact member names, no member twice.
+func decodeSettingsResponse(out []byte) (valid bool, message string, err error) {
+	v, err := serdejson.Parse(out)
+	if err != nil {
+		return false, "", err
+	}
+	if v.Kind != serdejson.Object {
+		return false, "", fmt.Errorf("invalid type: %s, expected struct SettingsValidationResponse", v.Kind)
+	}
+	if dup := v.Duplicate("valid", "message"); dup != "" {
+		return false, "", fmt.Errorf("duplicate field `%s`", dup)
+	}
+	vv, ok := v.Get("valid")
+	switch {
+	case !ok:
+		return false, "", errors.New("missing field `valid`")
+	case vv.Kind != serdejson.Bool:
+		return false, "", fmt.Errorf("valid: invalid type: %s, expected a boolean", vv.Kind)
+	}
+	if m, ok := present(v, "message"); ok {
+		if m.Kind != serdejson.String {
+			return false, "", fmt.Errorf("message: invalid type: %s, expected a string", m.Kind)
+		}
+		message = m.Text
+	}
+	return vv.Bool, message, nil
 }

@@ -32,7 +32,7 @@ func TestScriptedGuest_ThroughWapchost(t *testing.T) {
 			`{` + deployUID + `,"allowed":false,"status":{"message":"internal server error: Guest call failure: bad request object","code":500},"auditAnnotations":null,"warnings":null}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			resp, err := Run(context.Background(), host, readFixture(t, "deployment-create.json"), json.RawMessage(tc.settings))
+			resp, err := Run(context.Background(), host, readFixture(t, "deployment-create.json"), json.RawMessage(tc.settings), PayloadRaw)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -43,7 +43,7 @@ func TestScriptedGuest_ThroughWapchost(t *testing.T) {
 	}
 
 	t.Run("trap", func(t *testing.T) {
-		resp, err := Run(context.Background(), host, readFixture(t, "deployment-create.json"), json.RawMessage(`{"panic":true}`))
+		resp, err := Run(context.Background(), host, readFixture(t, "deployment-create.json"), json.RawMessage(`{"panic":true}`), PayloadRaw)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,7 +55,7 @@ func TestScriptedGuest_ThroughWapchost(t *testing.T) {
 	})
 
 	t.Run("invalid settings", func(t *testing.T) {
-		_, err := Run(context.Background(), host, readFixture(t, "deployment-create.json"), json.RawMessage(`{"invalid":"no such queue"}`))
+		_, err := Run(context.Background(), host, readFixture(t, "deployment-create.json"), json.RawMessage(`{"invalid":"no such queue"}`), PayloadRaw)
 		if err == nil || err.Error() != "Provided settings are not valid: no such queue" {
 			t.Errorf("error = %v", err)
 		}
@@ -63,7 +63,7 @@ func TestScriptedGuest_ThroughWapchost(t *testing.T) {
 
 	t.Run("logs", func(t *testing.T) {
 		logs.Reset()
-		if _, err := Run(context.Background(), host, readFixture(t, "deployment-create.json"), json.RawMessage(`{"log":"hello"}`)); err != nil {
+		if _, err := Run(context.Background(), host, readFixture(t, "deployment-create.json"), json.RawMessage(`{"log":"hello"}`), PayloadRaw); err != nil {
 			t.Fatal(err)
 		}
 		if want := `{"level":"info","message":"hello"}` + "\n"; logs.String() != want {

@@ -24,6 +24,11 @@ type Options struct {
 	// Interruptible lets a cancelled or expired ctx stop a running guest, as policy-server's
 	// policy-timeout does. wazero then checks ctx inside every loop, which costs a little per call.
 	Interruptible bool
+	// LogProblem is told about every log entry policy-server would refuse (CheckLogEntry): an
+	// unknown level, or an entry that is not its JSON object. policy-server answers the host call
+	// with success and logs an error instead of the line; a test host must make that visible.
+	// The entry is still written to Log.
+	LogProblem func(entry []byte, err error)
 }
 
 // Host holds one compiled policy module. It is safe for concurrent use: every Call runs in an
@@ -32,9 +37,10 @@ type Host struct {
 	runtime   wazero.Runtime
 	module    wazero.CompiledModule
 	config    wazero.ModuleConfig
-	log       io.Writer
-	stdio     io.Writer
-	startFunc []string
+	log        io.Writer
+	logProblem func(entry []byte, err error)
+	stdio      io.Writer
+	startFunc  []string
 }
 
 // Load compiles wasm and starts one throw-away instance, so that a module that is not waPC or whose
@@ -54,7 +60,7 @@ func Load(ctx context.Context, wasm []byte, opts Options) (host *Host, err error
 	}()
 	rt = wazero.NewRuntimeWithConfig(ctx,
 		wazero.NewRuntimeConfigCompiler().WithCloseOnContextDone(opts.Interruptible))
-	h := &Host{runtime: rt, log: lockedOrDiscard(opts.Log), stdio: lockedOrDiscard(opts.Stdio)}
+	h := &Host{runtime: rt, log: lockedOrDiscard(opts.Log), stdio: lockedOrDiscard(opts.Stdio), logProblem: opts.LogProblem}
 	if err := h.instantiateImports(ctx); err != nil {
 		return nil, err
 	}
@@ -95,20 +101,33 @@ func (h *Host) Call(ctx context.Context, operation string, payload []byte) ([]by
 	return inst.Call(ctx, operation, payload)
 }
 
+// StartError is an instance that could not be started: instantiation failed, or `_start` or
+// `wapc_init` trapped or exited with a non-zero code. policy-server then has no AdmissionReview to
+// answer with: its HTTP answer is a 500, and the webhook's failurePolicy decides.
+type StartError struct {
+	Phase string // "instantiate", "_start" or "wapc_init"
+	Err   error
+}
+
+func (e *StartError) Error() string { return e.Phase + ": " + e.Err.Error() }
+
+func (e *StartError) Unwrap() error { return e.Err }
+
 // NewInstance instantiates the module and runs `_start` then `wapc_init` (each if exported). The
 // instance keeps its state across calls; benchmarks use it to separate start-up from evaluation.
+// A failure is a *StartError.
 func (h *Host) NewInstance(ctx context.Context) (*Instance, error) {
 	inst := &Instance{host: h}
 	ctx = inst.bind(ctx)
 	mod, err := h.runtime.InstantiateModule(ctx, h.module, h.config)
 	if err != nil {
-		return nil, fmt.Errorf("instantiate module: %w", err)
+		return nil, &StartError{Phase: "instantiate", Err: err}
 	}
 	inst.mod = mod
 	for _, name := range h.startFunc {
 		if _, err := mod.ExportedFunction(name).Call(ctx); err != nil && !cleanExit(err) {
 			_ = mod.Close(ctx)
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return nil, &StartError{Phase: name, Err: err}
 		}
 	}
 	inst.guestCall = mod.ExportedFunction(guestCallExport)
@@ -118,6 +137,16 @@ func (h *Host) NewInstance(ctx context.Context) (*Instance, error) {
 // Close releases the compiled module and every instance still open.
 func (h *Host) Close(ctx context.Context) error {
 	return h.runtime.Close(ctx)
+}
+
+// Interrupted reports an evaluation stopped because its context ended: policy-server's
+// --policy-timeout (an Interruptible host), or a caller that gave up.
+func Interrupted(err error) bool {
+	var exit *sys.ExitError
+	if errors.As(err, &exit) {
+		return exit.ExitCode() == sys.ExitCodeDeadlineExceeded || exit.ExitCode() == sys.ExitCodeContextCanceled
+	}
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
 }
 
 // cleanExit reports a proc_exit(0), which TinyGo's _start makes when main returns. Hosts built on

@@ -90,6 +90,9 @@ func (h *Host) instantiateImports(ctx context.Context) error {
 //nolint:unparam // the shape of a waPC host call: a capability that answers data returns it here
 func (h *Host) hostCall(binding, namespace, operation string, payload []byte) ([]byte, error) {
 	if binding == "kubewarden" && namespace == "tracing" && operation == "log" {
+		if err := CheckLogEntry(payload); err != nil && h.logProblem != nil {
+			h.logProblem(bytes.Clone(payload), err)
+		}
 		_, _ = h.log.Write(append(bytes.TrimRight(payload, "\n"), '\n')) // payload is our copy
 		return nil, nil
 	}

@@ -17,12 +17,13 @@ import (
 )
 
 const (
-	// DefaultMaxBodyBytes bounds an AdmissionReview. The API server limits an object to ~3 MiB
-	// (etcd's request size) and a review of an UPDATE carries two of them.
-	DefaultMaxBodyBytes = 8 << 20
-	// DefaultEvalTimeout bounds one evaluation. The API server's own webhook timeout (10 s by
-	// default, at most 30 s) is honoured too when it is shorter: it sends it as ?timeout=.
-	DefaultEvalTimeout = 10 * time.Second
+	// DefaultMaxBodyBytes bounds an AdmissionReview as policy-server does (2 MB): a larger review
+	// is refused with HTTP 413 before any policy runs.
+	DefaultMaxBodyBytes = 2 << 20
+	// DefaultEvalTimeout is policy-server's --policy-timeout default. The API server's own webhook
+	// timeout (10 s by default, at most 30 s) is honoured too when it is shorter: it sends it as
+	// ?timeout=.
+	DefaultEvalTimeout = 2 * time.Second
 )
 
 // Options configures a Handler. The zero value is usable: settings {}, logs discarded.
@@ -43,6 +44,8 @@ type Options struct {
 	// MaxInFlight bounds the evaluations running at once (default 4 × GOMAXPROCS); further requests
 	// wait for a slot until their deadline, then get 503.
 	MaxInFlight int
+	// Payload is the form the policy receives the request in (default kwctl.PayloadPolicyServer).
+	Payload kwctl.Payload
 }
 
 // Handler answers AdmissionReviews with the policy's decision. It is safe for concurrent use.
@@ -72,6 +75,14 @@ func New(ctx context.Context, ev kwctl.Evaluator, opts Options) (*Handler, error
 	if opts.MaxInFlight <= 0 {
 		opts.MaxInFlight = 4 * runtime.GOMAXPROCS(0)
 	}
+	if opts.Payload == "" {
+		opts.Payload = kwctl.PayloadPolicyServer
+	}
+	settings, err := kwctl.SettingsFor(opts.Settings, opts.Payload)
+	if err != nil {
+		return nil, fmt.Errorf("settings: %w", err)
+	}
+	opts.Settings = settings
 	if err := kwctl.ValidateSettings(ctx, ev, opts.Settings); err != nil {
 		return nil, err
 	}
@@ -148,8 +159,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusBadRequest, "the AdmissionReview has no request object")
 		return
 	}
-	req, err := kwctl.ParseRequest(rv.Request)
-	if err != nil {
+	req, err := kwctl.ParseRequest(rv.Request, h.opts.Payload)
+	var reqErr *kwctl.RequestError
+	switch {
+	case errors.As(err, &reqErr) && !reqErr.NotJSON:
+		// policy-server's typed AdmissionReview refuses it: its web framework answers 422.
+		fail(http.StatusUnprocessableEntity, "%v", err)
+		return
+	case err != nil:
 		fail(http.StatusBadRequest, "%v", err)
 		return
 	}
@@ -164,9 +181,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusServiceUnavailable, "no evaluation slot free before the deadline (%d in flight)", cap(h.slots))
 		return
 	}
-	resp := kwctl.Validate(ctx, h.ev, req, h.settings)
+	resp, err := kwctl.Validate(ctx, h.ev, req, h.settings)
 	<-h.slots
 	took := time.Since(start)
+	if err != nil {
+		// The module did not start: policy-server has no AdmissionReview to send either, and the
+		// webhook's failurePolicy decides.
+		fail(http.StatusInternalServerError, "the policy could not be started: %v", err)
+		return
+	}
 
 	out := make([]byte, 0, 256+len(resp.Patch)*2)
 	out = append(out, `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":`...)

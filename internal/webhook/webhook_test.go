@@ -105,7 +105,7 @@ func kwctlAnswer(t *testing.T, ev kwctl.Evaluator, path, settings string) string
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := kwctl.Run(context.Background(), ev, input, json.RawMessage(settings))
+	resp, err := kwctl.Run(context.Background(), ev, input, json.RawMessage(settings), kwctl.PayloadRaw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +238,9 @@ func TestServe_BadRequestsAreHTTPErrors(t *testing.T) {
 		{"not a review", "POST", "application/json", `[1,2]`, 400, "the body is not an AdmissionReview"},
 		{"v1beta1", "POST", "application/json", `{"apiVersion":"admission.k8s.io/v1beta1","kind":"AdmissionReview","request":{}}`, 400, `got apiVersion "admission.k8s.io/v1beta1"`},
 		{"no request", "POST", "application/json", `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}`, 400, "the AdmissionReview has no request object"},
-		{"request without uid", "POST", "application/json", `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"kind":{}}}`, 400, "missing field `uid`"},
+		{"request without uid", "POST", "application/json", `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"kind":{}}}`, 422, "missing field `uid`"},
+		{"duplicate request member", "POST", "application/json", `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"a","uid":"b"}}`, 422, "duplicate field `uid`"},
+		{"lone surrogate", "POST", "application/json", `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"\ud800"}}`, 400, "hex escape"},
 		{"too large", "POST", "application/json", `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"x":"` + strings.Repeat("a", 5000) + `"}}`, 413, "larger than 4096 bytes"},
 		{"not JSON content", "POST", "text/plain", `{}`, 415, `Content-Type "text/plain"`},
 		{"GET", "GET", "", ``, 405, "must be POSTed"},

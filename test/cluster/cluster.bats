@@ -213,7 +213,7 @@ deployment_rollout() {
   echo "  stdout: $output"
   echo "  stderr: $stderr"
   [ "$status" -eq 0 ]
-  [[ "$stderr" == *"Warning: the $ANNOTATION annotation in spec.template.metadata was restored to its previous value"* ]]
+  [[ "$stderr" == *"Warning: $ANNOTATION in spec.template.metadata restored: only trusted submitters may change it"* ]]
   echo "template annotation now: $(value "$ns" deployment/web .spec.template.metadata)"
   [ "$(value "$ns" deployment/web .spec.template.metadata)" = "$ALICE_VALUE" ]
   [ "$(kc admin -n "$ns" get deployment web -o jsonpath='{.metadata.generation}')" = "$gen" ]
@@ -223,7 +223,7 @@ deployment_rollout() {
   run --separate-stderr kc bob -n "$ns" patch deployment web --type=merge -p "$patch"
   echo "bob: kubectl patch deployment web (template annotation removed) -> exit $status; stderr: $stderr"
   [ "$status" -eq 0 ]
-  [[ "$stderr" == *"Warning: "*"was restored"* ]]
+  [[ "$stderr" == *"Warning: "*" restored: only trusted submitters may change it"* ]]
   [ "$(value "$ns" deployment/web .spec.template.metadata)" = "$ALICE_VALUE" ]
 
   run --separate-stderr kc alice -n "$ns" set image deployment/web "pause=registry.invalid/pause:2"
@@ -290,7 +290,7 @@ no_bypass_replace() {
   echo "  stderr: $stderr"
   echo "annotation: $(value t-forge pod/bob-pod)"
   [ "$status" -eq 0 ]
-  [[ "$stderr" == "Warning: the $ANNOTATION annotation in metadata was replaced with the requester's identity"* ]]
+  [[ "$stderr" == "Warning: $ANNOTATION in metadata replaced by your identity: do not set it"* ]]
   [ "$(value t-forge pod/bob-pod)" = "$BOB_VALUE" ]
 }
 
@@ -424,7 +424,7 @@ no_bypass_replace() {
   run --separate-stderr kc bob -n "$ns" create job by-bob --from=cronjob/cron
   echo "bob: kubectl create job by-bob --from=cronjob/cron -> exit $status; stderr: $stderr"
   [ "$status" -eq 0 ]
-  [[ "$stderr" == "Warning: the $ANNOTATION annotation in spec.template.metadata was replaced with the requester's identity"* ]]
+  [[ "$stderr" == "Warning: $ANNOTATION in spec.template.metadata replaced by your identity: do not set it"* ]]
   echo "  Job template: $(value "$ns" job/by-bob .spec.template.metadata)"
   [ "$(value "$ns" job/by-bob .spec.template.metadata)" = "$BOB_VALUE" ]
   wait_until 60 "the pods of both jobs" pods_at_least "$ns" 2

@@ -1,0 +1,34 @@
+package policy
+
+// The warnings the API server shows the requester (kubectl prints each as "Warning: ..."). Each fits in
+// maxWarning characters, policy-evaluator's guidance, for every built-in target path and the default
+// legacy label; a longer legacy label name is replaced by a description rather than cut.
+const maxWarning = 120
+
+// replacedWarning: rule 1, an untrusted value replaced by the requester's identity.
+func replacedWarning(where string) string {
+	return fit(AnnotationKey+" in "+where+" replaced by your identity: do not set it",
+		AnnotationKey+" replaced by your identity: do not set it")
+}
+
+// fit returns msg, or shorter when msg is longer than maxWarning.
+func fit(msg, shorter string) string {
+	if len(msg) > maxWarning {
+		return shorter
+	}
+	return msg
+}
+
+// restoredWarning: rule 8, an untrusted change of a template's identity undone. what is the annotation
+// key or the legacy label's name.
+func restoredWarning(what, where string) string {
+	return fit(what+" in "+where+" restored: only trusted submitters may change it",
+		fit("the legacy user label in "+where+" restored: only trusted submitters may change it",
+			"the pod template's user identity was restored: only trusted submitters may change it"))
+}
+
+// deprecatedLabelWarning: rule 2, a legacy label kept as the user.
+func deprecatedLabelWarning(label string) string {
+	return fit("the "+label+" label is deprecated: set the "+AnnotationKey+" annotation instead",
+		"the legacy user label is deprecated: set the "+AnnotationKey+" annotation instead")
+}
