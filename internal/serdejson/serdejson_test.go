@@ -42,11 +42,11 @@ func TestParse_AcceptsDeepNestingUpToTheLimit(t *testing.T) {
 func TestMarshal_IsWhatSerdeJSONWrites(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{`{"b":1,"a":{"d":true,"c":null}}`, `{"a":{"c":null,"d":true},"b":1}`},
-		{`{"a":1,"a":2}`, `{"a":2}`},                           // a map keeps the last duplicate
-		{`{"b":1,"a":2,"b":3,"a":4}`, `{"a":4,"b":3}`},         // ... per key
+		{`{"a":1,"a":2}`, `{"a":2}`},                            // a map keeps the last duplicate
+		{`{"b":1,"a":2,"b":3,"a":4}`, `{"a":4,"b":3}`},          // ... per key
 		{` [ 1 , "x" ] `, `[1,"x"]`},                            // compact
-		{`{"Z":1,"a":2,"_":3}`, `{"Z":1,"_":3,"a":2}`},         // byte order
-		{`"<>&\u2028é\u00e9"`, "\"<>&\u2028éé\""},              // no HTML escaping, UTF-8 as is
+		{`{"Z":1,"a":2,"_":3}`, `{"Z":1,"_":3,"a":2}`},          // byte order
+		{`"<>&\u2028é\u00e9"`, "\"<>&\u2028éé\""},               // no HTML escaping, UTF-8 as is
 		{`"\u0001\b\f\n\r\t\"\\\/"`, `"\u0001\b\f\n\r\t\"\\/"`}, // serde's escapes
 		{`"\u007f"`, "\"\x7f\""},
 		{`"\ud83d\ude00"`, `"😀"`},

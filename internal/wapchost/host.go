@@ -34,9 +34,9 @@ type Options struct {
 // Host holds one compiled policy module. It is safe for concurrent use: every Call runs in an
 // instance of its own.
 type Host struct {
-	runtime   wazero.Runtime
-	module    wazero.CompiledModule
-	config    wazero.ModuleConfig
+	runtime    wazero.Runtime
+	module     wazero.CompiledModule
+	config     wazero.ModuleConfig
 	log        io.Writer
 	logProblem func(entry []byte, err error)
 	stdio      io.Writer
