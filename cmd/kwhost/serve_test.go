@@ -54,38 +54,49 @@ func TestServe_BadInvocationsExit2(t *testing.T) {
 	}
 }
 
-func TestServe_AnswersOverTLSUntilCancelledAndRecordsEachRequest(t *testing.T) {
-	dir := t.TempDir()
-	certFile, keyFile, pool := selfSigned(t, dir)
-	record := filepath.Join(dir, "record.jsonl")
-	c, err := parseServeFlags([]string{"--policy", scripted(t), "--cert-file", certFile, "--key-file", keyFile,
-		"--listen", "127.0.0.1:0", "--record", record, "--settings-json", `{"response":{"accepted":false,"message":"no","code":403}}`})
+// servingHost is a running `kwhost serve` on a free port.
+type servingHost struct {
+	url    string
+	client *http.Client
+	cancel context.CancelFunc
+	exit   chan int
+	stderr *lockedBuffer
+}
+
+// startServe runs serve with args (plus TLS and a free port) until the test stops it.
+func startServe(t *testing.T, args ...string) *servingHost {
+	t.Helper()
+	certFile, keyFile, pool := selfSigned(t, t.TempDir())
+	c, err := parseServeFlags(append([]string{"--cert-file", certFile, "--key-file", keyFile, "--listen", "127.0.0.1:0"}, args...))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var stderr lockedBuffer
+	h := &servingHost{cancel: cancel, exit: make(chan int, 1), stderr: &lockedBuffer{},
+		client: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}}
+	t.Cleanup(cancel)
 	addr := make(chan string, 1)
-	exit := make(chan int, 1)
-	go func() { exit <- serve(ctx, c, &stderr, func(a string) { addr <- a }) }()
-	var url string
+	go func() { h.exit <- serve(ctx, c, h.stderr, func(a string) { addr <- a }) }()
 	select {
 	case a := <-addr:
-		url = "https://" + a + "/validate"
-	case code := <-exit:
-		t.Fatalf("serve exited %d: %s", code, stderr.String())
+		h.url = "https://" + a + "/validate"
+	case code := <-h.exit:
+		t.Fatalf("serve exited %d: %s", code, h.stderr.String())
 	case <-time.After(30 * time.Second):
 		t.Fatal("serve did not start")
 	}
+	return h
+}
 
+// review posts the deployment fixture as an AdmissionReview and returns the response member.
+func (h *servingHost) review(t *testing.T) string {
+	t.Helper()
 	request, err := os.ReadFile(deployment)
 	if err != nil {
 		t.Fatal(err)
 	}
 	body := `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":` + string(request) + `}`
-	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-	resp, err := client.Post(url, "application/json", strings.NewReader(body))
+	resp, err := h.client.Post(h.url, "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,21 +106,34 @@ func TestServe_AnswersOverTLSUntilCancelledAndRecordsEachRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{` + deployUID + `,"allowed":false,"status":{"message":"no","code":403},"auditAnnotations":null,"warnings":null}`
-	if string(answer["response"]) != want {
-		t.Errorf("response %s\nwant     %s", answer["response"], want)
-	}
+	return string(answer["response"])
+}
 
-	cancel()
+// stop cancels serve and returns its exit code and stderr.
+func (h *servingHost) stop(t *testing.T) (int, string) {
+	t.Helper()
+	h.cancel()
 	select {
-	case code := <-exit:
-		if code != exitOK {
-			t.Errorf("exit %d after cancel: %s", code, stderr.String())
-		}
+	case code := <-h.exit:
+		return code, h.stderr.String()
 	case <-time.After(10 * time.Second):
 		t.Fatal("serve did not stop")
 	}
-	log := stderr.String()
+	return 0, ""
+}
+
+func TestServe_AnswersOverTLSUntilCancelledAndRecordsEachRequest(t *testing.T) {
+	record := filepath.Join(t.TempDir(), "record.jsonl")
+	h := startServe(t, "--policy", scripted(t), "--record", record,
+		"--settings-json", `{"response":{"accepted":false,"message":"no","code":403}}`)
+	want := `{` + deployUID + `,"allowed":false,"status":{"message":"no","code":403},"auditAnnotations":null,"warnings":null}`
+	if got := h.review(t); got != want {
+		t.Errorf("response %s\nwant     %s", got, want)
+	}
+	code, log := h.stop(t)
+	if code != exitOK {
+		t.Errorf("exit %d after cancel: %s", code, log)
+	}
 	for _, want := range []string{"(a test host, not a production server)", `CREATE apps/v1 Deployment team-a/web by "alice"`, "REJECTED code 403", "kwhost serve: stopped"} {
 		if !strings.Contains(log, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, log)
@@ -118,6 +142,17 @@ func TestServe_AnswersOverTLSUntilCancelledAndRecordsEachRequest(t *testing.T) {
 	rec, err := os.ReadFile(record)
 	if err != nil || !strings.Contains(string(rec), `"userInfo":{"username":"alice","groups":["devops","system:authenticated"]}`) {
 		t.Errorf("record %s (%v)", rec, err)
+	}
+}
+
+func TestServe_ALogEntryPolicyServerRefusesIsAnErrorLine(t *testing.T) {
+	h := startServe(t, "--policy", fidelityGuest(t), "--settings-json", `{"mode":"warn"}`)
+	if got := h.review(t); !strings.Contains(got, `"allowed":true`) {
+		t.Errorf("response %s", got)
+	}
+	_, log := h.stop(t)
+	if !strings.Contains(log, `ERROR cannot log event: policy-server would refuse this policy log entry: unknown level "warn"`) {
+		t.Errorf("stderr lacks the error line:\n%s", log)
 	}
 }
 

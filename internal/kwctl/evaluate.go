@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/serdejson"
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/wapchost"
@@ -85,7 +86,8 @@ func Validate(ctx context.Context, ev Evaluator, req *Request, settings json.Raw
 			return &Response{UID: req.UID, Status: &Status{Message: &msg}}, nil
 		}
 		if resp.Patch, err = jsonPatch(req.Object, vr.MutatedObject); err != nil {
-			return internalError(req.UID, "cannot compute the JSON Patch: "+err.Error()), nil
+			// The guest's answer is at fault: a 500 answer, as policy-evaluator gives, not a host error.
+			return internalError(req.UID, "cannot compute the JSON Patch: "+err.Error()), nil //nolint:nilerr // see above
 		}
 		if resp.Patch != nil {
 			resp.PatchType = "JSONPatch"
@@ -173,14 +175,14 @@ func present(v serdejson.Value, key string) (serdejson.Value, bool) {
 
 // u16 reads a number as serde reads a u16: an integer literal from 0 to 65535 (400.0 is a float).
 func u16(v serdejson.Value) (uint16, error) {
-	var n uint16
 	if v.Kind != serdejson.Number {
 		return 0, fmt.Errorf("invalid type: %s, expected u16", v.Kind)
 	}
-	if _, err := fmt.Sscanf(v.Text, "%d", &n); err != nil || fmt.Sprint(n) != v.Text {
+	n, err := strconv.ParseUint(v.Text, 10, 16)
+	if err != nil {
 		return 0, fmt.Errorf("invalid value: %s, expected u16", v.Text)
 	}
-	return n, nil
+	return uint16(n), nil
 }
 
 func internalError(uid, detail string) *Response {

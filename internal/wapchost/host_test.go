@@ -229,3 +229,39 @@ func TestPolicy_AnswersProtocolVersionV1(t *testing.T) {
 		t.Errorf("protocol_version = %s, want \"v1\" as a JSON string", got)
 	}
 }
+
+func TestCheckLogEntry_AsPolicyEvaluatorReadsIt(t *testing.T) {
+	for entry, ok := range map[string]bool{
+		`{"level":"info","message":"m","user":"alice"}`: true,
+		`{"level":"WARNING","message":"m"}`:             true, // case-insensitive
+		`{"level":"trace"}`:                             true, // the message is optional
+		`{"level":"error","message":null}`:              true,
+		`{"level":"warn","message":"m"}`:                false, // onelog's default text
+		`{"level":"fatal","message":"m"}`:               false,
+		`{"message":"m"}`:                               false,
+		`{"level":1}`:                                   false,
+		`{"level":"info","message":1}`:                  false,
+		`{"level":"info","level":"debug"}`:              false,
+		`not JSON`:                                      false,
+		`["level","info"]`:                              false,
+	} {
+		if err := wapchost.CheckLogEntry([]byte(entry)); (err == nil) != ok {
+			t.Errorf("%s: error %v, want ok=%v", entry, err, ok)
+		}
+	}
+}
+
+func TestHostCall_LogEntriesPolicyServerRefusesAreReported(t *testing.T) {
+	var problems []string
+	var mu sync.Mutex
+	h := load(t, guesttest.Guest(t, guestDir), wapchost.Options{LogProblem: func(entry []byte, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		problems = append(problems, fmt.Sprintf("%s: %v", entry, err))
+	}})
+	call(t, h, "log", `{"level":"info","message":"fine"}`)
+	call(t, h, "log", `{"level":"warn","message":"refused"}`)
+	if len(problems) != 1 || !strings.Contains(problems[0], `unknown level "warn"`) {
+		t.Errorf("problems = %q, want exactly the warn entry", problems)
+	}
+}

@@ -1,6 +1,7 @@
 package wapchost
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -28,7 +29,7 @@ func CheckLogEntry(entry []byte) error {
 	level, ok := v.Get("level")
 	switch {
 	case !ok:
-		return fmt.Errorf("missing field `level`")
+		return errors.New("missing field `level`")
 	case level.Kind != serdejson.String:
 		return fmt.Errorf("level: invalid type: %s, expected a string", level.Kind)
 	case !knownLevel(level.Text):

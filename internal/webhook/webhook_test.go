@@ -334,3 +334,23 @@ func (b *syncBuffer) Bytes() []byte {
 	defer b.mu.Unlock()
 	return bytes.Clone(b.buf.Bytes())
 }
+
+// startFailing starts fine for validate_settings, then fails every instance's start-up, as a module
+// whose _start traps would in policy-server.
+type startFailing struct{}
+
+func (startFailing) Call(_ context.Context, op string, _ []byte) ([]byte, error) {
+	if op == "validate_settings" {
+		return []byte(`{"valid":true}`), nil
+	}
+	return nil, &wapchost.StartError{Phase: "_start", Err: errors.New("wasm error: unreachable")}
+}
+
+func TestServe_StartUpFailureIsAnHTTP500WithoutAReview(t *testing.T) {
+	ts := server(t, startFailing{}, webhook.Options{})
+	code, body := post(t, ts, review(t, "../kwctl/testdata/deployment-create.json"))
+	if code != http.StatusInternalServerError || bytes.Contains(body, []byte("AdmissionReview")) ||
+		!bytes.Contains(body, []byte("_start")) {
+		t.Errorf("HTTP %d %q: want a 500 with no AdmissionReview, so that the webhook's failurePolicy decides", code, body)
+	}
+}
