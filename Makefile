@@ -19,6 +19,13 @@ EASYJSON     := $(TOOLS)/bin/easyjson
 EASYJSON_VERSION := v0.9.0
 GOLANGCI_LINT := $(TOOLS)/bin/golangci-lint
 GOLANGCI_LINT_VERSION := v2.9.0
+# The workflow and Renovate linters, each installed into a directory named after its version, so that a
+# version bump (Renovate edits these lines) installs the new one.
+ACTIONLINT_VERSION := v1.7.12
+ACTIONLINT    := $(TOOLS)/actionlint/$(ACTIONLINT_VERSION)/actionlint
+# Renovate 39 is the last release that runs on Node.js 20 (40 needs 22, 44 needs 24).
+RENOVATE_VERSION := 39.264.1
+RENOVATE_CONFIG_VALIDATOR := $(TOOLS)/renovate/$(RENOVATE_VERSION)/renovate-config-validator
 EASYJSON_FILES := policy/settings.go policy/userinfo.go policy/response.go
 
 POLICY_SOURCES := main.go go.mod go.sum $(wildcard policy/*.go)
@@ -117,11 +124,36 @@ check-generated: generate ## fail when the committed easyjson code is not what `
 $(GOLANGCI_LINT):
 	GOBIN=$(TOOLS)/bin go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 
+$(ACTIONLINT):
+	GOBIN=$(dir $@) go install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
+
+# npm comes from Debian when missing; hack/install-renovate.sh checks that Node.js is recent enough.
+$(RENOVATE_CONFIG_VALIDATOR):
+	@hack/ensure-debian-packages.sh npm:npm
+	hack/install-renovate.sh $(RENOVATE_VERSION) $(TOOLS)/renovate/$(RENOVATE_VERSION)
+
 .PHONY: lint
-lint: $(GOLANGCI_LINT) ## gofmt, go vet and golangci-lint
+lint: lint-go lint-workflows lint-shell lint-renovate ## gofmt, go vet, golangci-lint, actionlint, shellcheck, the Renovate config
+
+.PHONY: lint-go
+lint-go: $(GOLANGCI_LINT) ## gofmt, go vet and golangci-lint
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "run 'make fmt'" >&2; exit 1; }
 	go vet ./...
 	$(GOLANGCI_LINT) run ./...
+
+.PHONY: lint-workflows
+lint-workflows: $(ACTIONLINT) ## actionlint on .github/workflows (and shellcheck on their run: scripts)
+	@hack/ensure-debian-packages.sh shellcheck:shellcheck
+	ACTIONLINT=$(ACTIONLINT) hack/lint-workflows.sh
+
+.PHONY: lint-shell
+lint-shell: ## shellcheck on every shell script of the repository
+	@hack/ensure-debian-packages.sh shellcheck:shellcheck
+	hack/lint-shell.sh
+
+.PHONY: lint-renovate
+lint-renovate: $(RENOVATE_CONFIG_VALIDATOR) ## validate renovate.json with renovate-config-validator
+	RENOVATE_CONFIG_VALIDATOR=$(RENOVATE_CONFIG_VALIDATOR) hack/lint-renovate.sh renovate.json
 
 .PHONY: fmt
 fmt: ## format the Go code
