@@ -15,8 +15,10 @@ for f in "${files[@]}"; do
   [ -f "$f" ] || continue
   case "$f" in
     .tools/* | node_modules/*) continue ;;
+  esac
+  case "${f##*/}" in
     *.sh | *.bash) scripts+=("$f") ;;
-    *.*) ;;
+    *.*) ;; # another language
     *) head -n 1 "$f" | grep -Eq '^#!(/usr/bin/env )?(/bin/|/usr/bin/)?(ba)?sh( |$)' && scripts+=("$f") ;;
   esac
 done

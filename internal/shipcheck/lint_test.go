@@ -88,7 +88,8 @@ func TestLint_ShellCheckFailsOnABrokenScript(t *testing.T) {
 	lintTool(t, "SHELLCHECK", "", "shellcheck") // Debian's, which hack/ensure-debian-packages.sh installs
 	dir := t.TempDir()
 	writeFile(t, dir, "hack/good.sh", "#!/usr/bin/env bash\nset -euo pipefail\necho \"$1\"\n")
-	writeFile(t, dir, "ci-entry", "#!/usr/bin/env bash\necho ok\n")
+	writeFile(t, dir, ".ci/run", "#!/usr/bin/env bash\necho ok\n") // no extension, in a directory with a dot
+	writeFile(t, dir, "main.go", "package main\n")
 	out, err := runScript(t, dir, nil, "hack/lint-shell.sh")
 	if err != nil {
 		t.Fatalf("lint-shell.sh on clean scripts: %v\n%s", err, out)
@@ -98,7 +99,7 @@ func TestLint_ShellCheckFailsOnABrokenScript(t *testing.T) {
 	}
 	for name, script := range map[string]string{
 		"hack/broken.sh": "#!/usr/bin/env bash\ncd $1\nrm -rf \"$dir\"/*\n",
-		"ci-entry":       "#!/usr/bin/env bash\nfor f in $(ls *.txt); do echo $f; done\n",
+		".ci/run":        "#!/usr/bin/env bash\nfor f in $(ls *.txt); do echo $f; done\n",
 		"lib.bash":       "x=\"$(pwd)\n",
 	} {
 		t.Run(name, func(t *testing.T) {
