@@ -357,3 +357,18 @@ func TestRenovate_CustomManagersFindThePinnedVersions(t *testing.T) {
 		}
 	}
 }
+
+// kwctl moved into the Kubewarden controller's repository (kubewarden/adm-controller); its old repository
+// is archived and its releases stop at an old version. What users read must send them to the current one.
+func TestKwctl_IsFetchedFromItsCurrentHome(t *testing.T) {
+	for _, name := range []string{"README.md", "Makefile", "artifacthub-pkg.yml", "SECURITY.md", "docs/rules.md", "docs/runtime.md"} {
+		if strings.Contains(string(readRepoFile(t, name)), "github.com/kubewarden/kwctl") {
+			t.Errorf("%s sends users to github.com/kubewarden/kwctl (archived): use https://github.com/kubewarden/adm-controller/releases", name)
+		}
+	}
+	for _, name := range []string{"README.md", "Makefile"} {
+		if !strings.Contains(string(readRepoFile(t, name)), "https://github.com/kubewarden/adm-controller/releases") {
+			t.Errorf("%s does not say where to get kwctl (https://github.com/kubewarden/adm-controller/releases)", name)
+		}
+	}
+}
