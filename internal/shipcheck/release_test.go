@@ -326,6 +326,7 @@ func TestRenovate_CustomManagersFindThePinnedVersions(t *testing.T) {
 		"github.com/mailru/easyjson":           makefileVar(t, "Makefile", "EASYJSON_VERSION"),
 		"github.com/golangci/golangci-lint/v2": makefileVar(t, "Makefile", "GOLANGCI_LINT_VERSION"),
 		"github.com/rhysd/actionlint":          makefileVar(t, "Makefile", "ACTIONLINT_VERSION"),
+		"node":                                 regexp.MustCompile(`NODE_VERSION:-([0-9.]+)`).FindStringSubmatch(string(readRepoFile(t, "hack/install-renovate.sh")))[1],
 		"renovate":                             makefileVar(t, "Makefile", "RENOVATE_VERSION"),
 		"k8s.io/kubernetes":                    makefileVar(t, "test/cluster/cluster.mk", "KUBE_VERSION"),
 	}
