@@ -8,7 +8,7 @@ TINYGO_PREFIX ?= $(TOOLS)/tinygo
 BUILD        := $(CURDIR)/build
 KWHOST       := $(BUILD)/kwhost
 # -scheduler=none: policies need no goroutines, and the default scheduler's start-up is most of the cost
-# of a fresh instance (~100 us of ~140 us; NOTES.md "Performance facts"), which policy-server pays per request.
+# of a fresh instance (~100 us of ~140 us; docs/runtime.md "A fresh instance for every request"), which policy-server pays per request.
 # --initial-memory: the linker otherwise leaves almost no heap after the stack and the data (regexp's
 # unicode tables), so package initialisers already trigger a GC and a heap growth in every fresh instance;
 # 256 KiB leaves ~64 KiB of heap, enough for start-up and a typical pod (make bench: start-up 530 -> 105 us).

@@ -13,7 +13,7 @@ import (
 
 func main() {
 	logger := onelog.New(&sdk.KubewardenLogWriter{}, onelog.ALL)
-	// policy never returns a Go error: the host would turn it into an HTTP 500 (SPEC.md "Bad input").
+	// policy never returns a Go error: the host would turn it into an HTTP 500 (docs/rules.md "Bad input").
 	wapc.RegisterFunctions(wapc.Functions{
 		"validate": func(payload []byte) ([]byte, error) {
 			return policy.Validate(payload, logger), nil

@@ -8,7 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// wantRules are the kinds SPEC.md "Words" (target metadata) lists, with the operations the policy decides
+// wantRules are the kinds docs/rules.md "Words" (target metadata) lists, with the operations the policy decides
 // on: CREATE and UPDATE. DELETE and CONNECT are accepted unchanged, so the webhook need not see them.
 var wantRules = []rule{
 	{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods", "pods/status", "replicationcontrollers"}, Operations: []string{"CREATE", "UPDATE"}},
