@@ -8,7 +8,7 @@ TINYGO_PREFIX ?= $(TOOLS)/tinygo
 BUILD        := $(CURDIR)/build
 KWHOST       := $(BUILD)/kwhost
 # -scheduler=none: policies need no goroutines, and the default scheduler's start-up is most of the cost
-# of a fresh instance (~100 us of ~140 us; NOTES.md "Performance facts"), which policy-server pays per request.
+# of a fresh instance (~100 us of ~140 us; docs/runtime.md "A fresh instance for every request"), which policy-server pays per request.
 # --initial-memory: the linker otherwise leaves almost no heap after the stack and the data (regexp's
 # unicode tables), so package initialisers already trigger a GC and a heap growth in every fresh instance;
 # 256 KiB leaves ~64 KiB of heap, enough for start-up and a typical pod (make bench: start-up 530 -> 105 us).
@@ -19,6 +19,13 @@ EASYJSON     := $(TOOLS)/bin/easyjson
 EASYJSON_VERSION := v0.9.0
 GOLANGCI_LINT := $(TOOLS)/bin/golangci-lint
 GOLANGCI_LINT_VERSION := v2.9.0
+# The workflow and Renovate linters, each installed into a directory named after its version, so that a
+# version bump (Renovate edits these lines) installs the new one.
+ACTIONLINT_VERSION := v1.7.12
+ACTIONLINT    := $(TOOLS)/actionlint/$(ACTIONLINT_VERSION)/actionlint
+# Renovate 39 is the last release that runs on Node.js 20 (40 needs 22, 44 needs 24).
+RENOVATE_VERSION := 39.264.1
+RENOVATE_CONFIG_VALIDATOR := $(TOOLS)/renovate/$(RENOVATE_VERSION)/renovate-config-validator
 EASYJSON_FILES := policy/settings.go policy/userinfo.go policy/response.go
 
 POLICY_SOURCES := main.go go.mod go.sum $(wildcard policy/*.go)
@@ -83,7 +90,7 @@ BENCH_N ?= 2000
 
 .PHONY: annotated-policy.wasm
 annotated-policy.wasm: policy.wasm ## annotate policy.wasm with metadata.yml for release (needs kwctl)
-	@command -v kwctl >/dev/null 2>&1 || { echo "kwctl is not installed: get it from https://github.com/kubewarden/kwctl/releases, then run: kwctl annotate -m metadata.yml -u README.md -o annotated-policy.wasm policy.wasm" >&2; exit 1; }
+	@command -v kwctl >/dev/null 2>&1 || { echo "kwctl is not installed: get it from https://github.com/kubewarden/adm-controller/releases (kwctl is built in the kubewarden-controller repository, crates/kwctl), then run: kwctl annotate -m metadata.yml -u README.md -o annotated-policy.wasm policy.wasm" >&2; exit 1; }
 	kwctl annotate -m metadata.yml -u README.md -o $@ policy.wasm
 
 FUZZ_TARGETS := FuzzValidate FuzzSettings FuzzCheckSuppliedValue FuzzStamp FuzzValidJSON
@@ -117,11 +124,36 @@ check-generated: generate ## fail when the committed easyjson code is not what `
 $(GOLANGCI_LINT):
 	GOBIN=$(TOOLS)/bin go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 
+$(ACTIONLINT):
+	GOBIN=$(dir $@) go install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
+
+# npm comes from Debian when missing; hack/install-renovate.sh checks that Node.js is recent enough.
+$(RENOVATE_CONFIG_VALIDATOR):
+	@hack/ensure-debian-packages.sh npm:npm
+	hack/install-renovate.sh $(RENOVATE_VERSION) $(TOOLS)/renovate/$(RENOVATE_VERSION)
+
 .PHONY: lint
-lint: $(GOLANGCI_LINT) ## gofmt, go vet and golangci-lint
+lint: lint-go lint-workflows lint-shell lint-renovate ## gofmt, go vet, golangci-lint, actionlint, shellcheck, the Renovate config
+
+.PHONY: lint-go
+lint-go: $(GOLANGCI_LINT) ## gofmt, go vet and golangci-lint
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "run 'make fmt'" >&2; exit 1; }
 	go vet ./...
 	$(GOLANGCI_LINT) run ./...
+
+.PHONY: lint-workflows
+lint-workflows: $(ACTIONLINT) ## actionlint on .github/workflows (and shellcheck on their run: scripts)
+	@hack/ensure-debian-packages.sh shellcheck:shellcheck
+	ACTIONLINT=$(ACTIONLINT) hack/lint-workflows.sh
+
+.PHONY: lint-shell
+lint-shell: ## shellcheck on every shell script of the repository
+	@hack/ensure-debian-packages.sh shellcheck:shellcheck
+	hack/lint-shell.sh
+
+.PHONY: lint-renovate
+lint-renovate: $(RENOVATE_CONFIG_VALIDATOR) ## validate renovate.json with renovate-config-validator
+	RENOVATE_CONFIG_VALIDATOR=$(RENOVATE_CONFIG_VALIDATOR) hack/lint-renovate.sh renovate.json
 
 .PHONY: fmt
 fmt: ## format the Go code

@@ -1,5 +1,8 @@
 # Helpers shared by e2e.bats and e2e-attacks.bats (`load e2e-helpers`): run the policy like `kwctl run` and
 # read the one-line AdmissionResponse with jq.
+# The constants are used by the .bats files that load this one, and bats' `run` sets output, stderr and
+# status: shellcheck, reading this file alone, sees neither.
+# shellcheck shell=bash disable=SC2034,SC2154
 
 KWCTL="${KWCTL:-kwctl}"
 POLICY="${POLICY:-policy.wasm}"
@@ -15,7 +18,7 @@ EXTERNAL='{"bypassAuth":true,"externalUsers":["^airflow$"],"externalGroups":["^s
 REJECT='{"onUntrustedAnnotation":"reject"}'
 
 setup() {
-  cd "$BATS_TEST_DIRNAME"
+  cd "$BATS_TEST_DIRNAME" || return 1
   REQ="$BATS_TEST_TMPDIR/request.json"
 }
 

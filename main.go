@@ -12,7 +12,8 @@ import (
 
 func main() {
 	logger := policy.NewLogger(&sdk.KubewardenLogWriter{})
-	// policy never returns a Go error: the host would turn it into an HTTP 500 (SPEC.md "Bad input").
+	// policy never returns a Go error: policy-server would turn it into a denial with code 500 that tells
+	// the user nothing (docs/rules.md "Bad input").
 	wapc.RegisterFunctions(wapc.Functions{
 		"validate": func(payload []byte) ([]byte, error) {
 			return policy.Validate(payload, logger), nil

@@ -42,7 +42,7 @@ func runAttacks(t *testing.T, attacks []attackCase) {
 	}
 }
 
-// stampOf is the value the policy must write for user (SPEC.md "Value format").
+// stampOf is the value the policy must write for user (docs/rules.md "Value format").
 func stampOf(user map[string]any) string {
 	v := UserInfo{User: user["username"].(string)}
 	groups, _ := user["groups"].([]any)
@@ -99,7 +99,7 @@ const (
 	bobMayChange  = "user bob with groups [qa,system:authenticated] is not allowed to change the yunikorn.apache.org/user.info annotation"
 	legacyKey     = "yunikorn.apache.org/username"
 	invalidValue  = "annotation in metadata is not valid"
-	designPattern = "system:serviceaccount:kube-system:*" // design/user-group-design.md's SYSTEM_USERS
+	designPattern = "system:serviceaccount:kube-system:*" // the SYSTEM_USERS example of YuniKorn's user and group design
 )
 
 // -------------------------------------------------------------------------------------------- classes
@@ -399,7 +399,7 @@ func ambiguousValueAttacks(t *testing.T) []attackCase {
 	} {
 		attacks = append(attacks, attackCase{
 			name: v.name, attempt: "a trusted controller's pod carries " + v.value,
-			defence: "the strict validator (SPEC.md \"Value format\"): rejected, naming the problem",
+			defence: "the strict validator (docs/rules.md \"Value format\"): rejected, naming the problem",
 			req:     as(t, "pod-create-alice", "Pod", rsc, v.value), check: refused(invalidValue, v.problem),
 		})
 	}
@@ -808,12 +808,12 @@ func TestAttack_Catalogue(t *testing.T) {
 	t.Logf("%-26s %3d", "total", total)
 }
 
-// TestAttack_FoundDeviations holds the deviations from SPEC.md found while writing the catalogue, now fixed:
+// TestAttack_FoundDeviations holds the deviations from docs/rules.md found while writing the catalogue, now fixed:
 // regression tests.
 func TestAttack_FoundDeviations(t *testing.T) {
 	t.Run("an untrusted requester's own stamp is re-emitted as a mutation", func(t *testing.T) {
 		// kubectl create job --from=cronjob/nightly copies the CronJob's template, stamp included, on the
-		// client: the owner supplies exactly the value the policy would write. SPEC.md "Host protocol": only
+		// client: the owner supplies exactly the value the policy would write. docs/rules.md "Host protocol": only
 		// emit mutated_object when something changed (the host's diff is empty; the warning is wrong).
 		resp, _ := evaluateReq(t, as(t, "pod-create-alice", "Pod", bob, bobValue), "")
 		if !resp.Accepted {

@@ -144,7 +144,7 @@ func TestCreate_Rule3_ControllerWithoutAnnotationGetsItsOwnIdentity(t *testing.T
 }
 
 func TestCreate_Rule3_StampsWhenBypassAuthIsOn(t *testing.T) {
-	// Upstream adds nothing when bypassAuth is on; the design (and SPEC.md) stamps.
+	// Upstream adds nothing when bypassAuth is on; the design (and docs/rules.md rule 3) stamps.
 	req := as(t, "pod-create-alice", "Pod", airflow, nil)
 	resp, _ := evaluateReq(t, req, externalSettings)
 	expectOnly(t, req, resp, "Pod", "annotations", AnnotationKey, `{"user":"airflow","groups":["workflow-engines","system:authenticated"]}`)

@@ -3,7 +3,7 @@ package policy
 // validJSON reports whether s is exactly one JSON value (surrounded by optional whitespace), with the same
 // answer as encoding/json.Valid (a fuzz test compares them). It is iterative, keeping the open containers
 // in a slice: gjson.Valid recurses once per nesting level, and ~1,300 levels exhaust the 64 KiB stack of
-// the wasm guest, a trap the host turns into an HTTP 500 (SPEC.md "Bad input": never). It is also the one
+// the wasm guest, a trap the host turns into an HTTP 500 (docs/rules.md "Bad input": never). It is also the one
 // full pass over the payload that every request pays, so it is written for speed.
 func validJSON(s string) bool {
 	var open []byte // '{' or '[' for every container entered

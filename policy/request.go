@@ -83,7 +83,7 @@ var (
 )
 
 // kindOf maps the request's API group and kind to the object the policy handles. A Job of another API
-// group is not ours (SPEC.md "kind").
+// group is not ours (docs/rules.md "Words": kind).
 func kindOf(group, kind string) (workload, bool) {
 	switch group {
 	case "":
@@ -103,7 +103,7 @@ func kindOf(group, kind string) (workload, bool) {
 		case "Job":
 			return workload{name: kind, template: specTemplate}, true
 		case "CronJob":
-			// Not `jobtemplate`, which YuniKorn once shipped (NOTES.md "Known traps").
+			// Not `jobtemplate`, which YuniKorn once shipped (docs/runtime.md "Building with TinyGo").
 			return workload{name: kind, template: []string{"spec", "jobTemplate", "spec", "template"}}, true
 		}
 	}

@@ -22,7 +22,7 @@ func reject(message string) decision {
 	return decision{code: 400, message: message}
 }
 
-// badInput is a reject for a request the policy cannot read; SPEC.md "Bad input" asks for 400, never 500.
+// badInput is a reject for a request the policy cannot read; docs/rules.md "Bad input" asks for 400, never 500.
 func badInput(message string) decision { return reject(message) }
 
 // validationResponse is Kubewarden's ValidationResponse. The SDK's struct lacks warnings, hence our own.

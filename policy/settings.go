@@ -12,7 +12,7 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// Setting values as SPEC.md "Settings" defines them.
+// Setting values as docs/rules.md "Settings" defines them.
 const (
 	ModeReplace = "replace"
 	ModeReject  = "reject"

@@ -10,7 +10,7 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// The mutation is a splice of the raw JSON text (SPEC.md "Host protocol"): a typed decode and re-encode
+// The mutation is a splice of the raw JSON text (docs/rules.md "Host protocol"): a typed decode and re-encode
 // would drop fields such as `replicas: 0` or `allowPrivilegeEscalation: false`, and the host's diff would
 // then remove them from the object. Every function here takes an object Result found by walking the
 // document with gjson from its root, so Result.Index is the byte offset of the value in the document.
@@ -37,7 +37,7 @@ func member(obj gjson.Result, key string) (keyResult, value gjson.Result, duplic
 	return keyResult, value, duplicate
 }
 
-// isMissing reports a member that is absent or JSON null: both mean "create it" (SPEC.md "stamp").
+// isMissing reports a member that is absent or JSON null: both mean "create it" (docs/rules.md "Words": stamp).
 func isMissing(v gjson.Result) bool { return !v.Exists() || v.Type == gjson.Null }
 
 // jsonString encodes s as a JSON string with Go's escaping.

@@ -8,7 +8,7 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// target is the pod metadata the policy guards inside one object (SPEC.md "target metadata"): a Pod's own
+// target is the pod metadata the policy guards inside one object (docs/rules.md "Words": target metadata): a Pod's own
 // metadata, or a workload's pod template metadata. The workload's own metadata is never touched.
 type target struct {
 	doc         string       // the object's JSON text; every Result below indexes into it

@@ -11,7 +11,7 @@ import (
 // AnnotationKey is the annotation YuniKorn reads the submitting user from.
 const AnnotationKey = "yunikorn.apache.org/user.info"
 
-// UserInfo is the value of the annotation, in YuniKorn's own encoding (SPEC.md "Value format"): keys in
+// UserInfo is the value of the annotation, in YuniKorn's own encoding (docs/rules.md "Value format"): keys in
 // this order, groups in the API server's order and left out when empty, Go encoding/json string escaping
 // (easyjson's writer escapes <, >, & and U+2028/U+2029 and replaces invalid UTF-8 exactly as encoding/json
 // does; a test compares the two byte for byte).
@@ -29,7 +29,7 @@ func (u UserInfo) Encode() string {
 	return string(w.Buffer.BuildBytes())
 }
 
-// CheckSuppliedValue applies SPEC.md's strict validator to a value supplied by a trusted requester and
+// CheckSuppliedValue applies the strict validator of docs/rules.md "Value format" to a value supplied by a trusted requester and
 // returns "" when it is valid, or what is wrong with it. Upstream YuniKorn accepts null, {}, unknown and
 // duplicate keys; the scheduler would then read "nobody" or the last duplicate (and encoding/json matches
 // keys case-insensitively), so each of those is refused here.

@@ -9,7 +9,7 @@ import (
 )
 
 // Validate answers a Kubewarden validate payload ({"request":..,"settings":..}) with a validation response.
-// It never fails: bad input is a rejection with code 400 (SPEC.md "Bad input"), since the host turns a Go
+// It never fails: bad input is a rejection with code 400 (docs/rules.md "Bad input"), since the host turns a Go
 // error into an HTTP 500 and, with failurePolicy Fail, that blocks every pod in the cluster.
 func Validate(payload []byte, logger *onelog.Logger) []byte {
 	return evaluate(payload, logger).encode()
@@ -21,7 +21,7 @@ func ValidateSettings(payload []byte) []byte {
 	return settingsResponse{Valid: problem == "", Message: problem}.encode()
 }
 
-// evaluate reads the request in the order SPEC.md fixes: operation, then kind, then the request's own fields.
+// evaluate reads the request in the order docs/rules.md "Which requests are decided" fixes: operation, then kind, then the request's own fields.
 func evaluate(payload []byte, logger *onelog.Logger) decision {
 	// The payload is only read and outlives the evaluation, so a string view of it is safe.
 	text := unsafe.String(unsafe.SliceData(payload), len(payload))
@@ -70,7 +70,7 @@ type evaluation struct {
 	log      *onelog.Logger
 }
 
-// create applies SPEC.md rules 1-4.
+// create applies docs/rules.md rules 1-4.
 func (e *evaluation) create() decision {
 	t, problem := findTarget(e.req.object, "request.object", e.kind, e.settings.LegacyUserLabel)
 	if problem != "" {
@@ -101,7 +101,7 @@ func (e *evaluation) create() decision {
 		stamp := e.stamp()
 		if t.annotation.Str == stamp {
 			// Exactly what the policy would write, e.g. a Job made with `kubectl create job --from=cronjob`
-			// by the CronJob's owner: nothing is forged and nothing changes (SPEC.md: mutate only on change).
+			// by the CronJob's owner: nothing is forged and nothing changes (docs/rules.md "Host protocol": mutate only on change).
 			e.debug("supplied value is the requester's own identity: left as it is (rule 1)")
 			return accept()
 		}
@@ -131,7 +131,7 @@ func (e *evaluation) create() decision {
 	return decision{accepted: true, mutated: t.stamp(e.stamp())}
 }
 
-// updatePod applies SPEC.md rule 5: nobody may change the annotation of an existing pod.
+// updatePod applies docs/rules.md rule 5: nobody may change the annotation of an existing pod.
 func (e *evaluation) updatePod() decision {
 	newT, oldT, problem := e.targets()
 	if problem != "" {
@@ -150,7 +150,7 @@ func (e *evaluation) updatePod() decision {
 	return accept()
 }
 
-// updateWorkload applies SPEC.md rules 6-9 to the pod template of a workload.
+// updateWorkload applies docs/rules.md rules 6-9 to the pod template of a workload.
 func (e *evaluation) updateWorkload() decision {
 	newT, oldT, problem := e.targets()
 	if problem != "" {
@@ -237,7 +237,7 @@ func (e *evaluation) invalidValue(problem string) decision {
 // systemUser reports whether the requester matches systemUsers.
 func (e *evaluation) systemUser() bool { return e.settings.SystemUsers.MatchString(e.who.username) }
 
-// trusted reports a trusted controller or a trusted external (SPEC.md "Words").
+// trusted reports a trusted controller or a trusted external (docs/rules.md "Words").
 func (e *evaluation) trusted() bool {
 	if e.settings.BypassControllers && e.systemUser() {
 		return true

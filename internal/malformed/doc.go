@@ -1,7 +1,7 @@
 // Package malformed runs hostile input through the compiled policy.wasm, the module policy-server runs:
 // truncated JSON, wrong types at every path the policy reads, huge strings, deep nesting, escaped and
 // duplicate keys, invalid UTF-8, byte order marks, out-of-range numbers and trailing garbage. Every case
-// must get a well-formed answer (SPEC.md "Bad input"): never a trap or a Go error, which policy-server
+// must get a well-formed answer (docs/rules.md "Bad input"): never a trap or a Go error, which policy-server
 // turns into an HTTP 500 and, with failurePolicy Ignore, into a request admitted without the policy.
 //
 // It is not part of the policy and has no code outside its test.

@@ -30,7 +30,7 @@ const (
 type expect int
 
 const (
-	either   expect = iota // only the invariants: SPEC.md fixes no decision for this input
+	either   expect = iota // only the invariants: docs/rules.md fixes no decision for this input
 	accepted               // the policy does not look here, or the input is fine as it is
 	rejected               // the policy needs this and cannot read it: 400 with a message
 )
@@ -47,7 +47,7 @@ type testCase struct {
 	elide []byte
 	// anyIdentity: the payload names two requesters (duplicate keys); the stamp may name either.
 	anyIdentity bool
-	// knownBug marks a case that fails today against SPEC.md. It is skipped with this text while it fails,
+	// knownBug marks a case that fails today against docs/rules.md. It is skipped with this text while it fails,
 	// and fails once it passes, so that the mark is removed when the bug is fixed.
 	knownBug string
 }
@@ -215,7 +215,7 @@ func decodeAnswer(out []byte) (answer, error) {
 
 // checkMutation checks that mutated differs from request.object only at the annotation of the target
 // metadata, and that the annotation is the requester's stamp (CREATE) or the old object's value (UPDATE,
-// SPEC.md rule 8: restored, or removed when the old template had none).
+// docs/rules.md rule 8: restored, or removed when the old template had none).
 func checkMutation(c *testCase, mutated json.RawMessage) error {
 	payload := c.payload
 	if c.elide != nil {
@@ -289,7 +289,7 @@ func checkStamp(value string, userInfo any) error {
 	return nil
 }
 
-// templateOf is SPEC.md's "target metadata", written out again here rather than taken from the policy: the
+// templateOf is the "target metadata" of docs/rules.md "Words", written out again here rather than taken from the policy: the
 // path to the object that holds the pod's metadata.
 func templateOf(group, kind string) ([]string, bool) {
 	switch {
@@ -867,7 +867,7 @@ func escapeAll(s string) string {
 	return b.String()
 }
 
-// escapedKeys writes the keys the policy reads with JSON escapes: the same keys (SPEC.md "stamp").
+// escapedKeys writes the keys the policy reads with JSON escapes: the same keys (docs/rules.md "Words": stamp).
 func escapedKeys(*testing.T, map[string][]byte) []testCase {
 	withAnnotation := func(key string) string {
 		return `{"metadata":{"name":"p","annotations":{"` + key + `":` + forged + `,"other":"x"}}}`
@@ -921,7 +921,7 @@ func escapedKeys(*testing.T, map[string][]byte) []testCase {
 
 // duplicateKeys repeats every key the policy reads. On the way to the target metadata the policy refuses
 // them (readers disagree on which occurrence counts); elsewhere policy-server's own decoding of the
-// AdmissionRequest refuses duplicate fields, so SPEC.md fixes no decision and only the invariants apply.
+// AdmissionRequest refuses duplicate fields, so docs/rules.md fixes no decision and only the invariants apply.
 func duplicateKeys(*testing.T, map[string][]byte) []testCase {
 	const twice = "more than once"
 	ann := func(v string) string { return `"` + annotation + `":` + v }

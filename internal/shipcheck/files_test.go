@@ -23,12 +23,20 @@ type rule struct {
 // metadataFile is metadata.yml. The booleans are pointers so that a missing key fails the checks
 // instead of reading as false: kwctl's default for backgroundAudit is true.
 type metadataFile struct {
-	Rules           []rule            `yaml:"rules"`
-	Mutating        *bool             `yaml:"mutating"`
-	ContextAware    *bool             `yaml:"contextAware"`
-	ExecutionMode   string            `yaml:"executionMode"`
-	BackgroundAudit *bool             `yaml:"backgroundAudit"`
-	Annotations     map[string]string `yaml:"annotations"`
+	Rules    []rule `yaml:"rules"`
+	Mutating *bool  `yaml:"mutating"`
+	// ContextAwareResources is a pointer so that a missing key is told apart from an empty list. The older
+	// boolean key contextAware has no field: decodeStrict refuses it.
+	ContextAwareResources *[]contextAwareResource `yaml:"contextAwareResources"`
+	ExecutionMode         string                  `yaml:"executionMode"`
+	BackgroundAudit       *bool                   `yaml:"backgroundAudit"`
+	Annotations           map[string]string       `yaml:"annotations"`
+}
+
+// contextAwareResource is one Kubernetes kind a context-aware policy may read.
+type contextAwareResource struct {
+	APIVersion string `yaml:"apiVersion"`
+	Kind       string `yaml:"kind"`
 }
 
 // The metadata.yml annotations the other files are compared with.

@@ -8,7 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// wantRules are the kinds SPEC.md "Words" (target metadata) lists, with the operations the policy decides
+// wantRules are the kinds docs/rules.md "Words" (target metadata) lists, with the operations the policy decides
 // on: CREATE and UPDATE. DELETE and CONNECT are accepted unchanged, so the webhook need not see them.
 var wantRules = []rule{
 	{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods", "pods/status", "replicationcontrollers"}, Operations: []string{"CREATE", "UPDATE"}},
@@ -33,7 +33,6 @@ func TestMetadata_Flags(t *testing.T) {
 	}{
 		{"mutating", deref(md.Mutating), true, "the policy stamps the annotation: a patch from a non-mutating policy is a rejection"},
 		{"backgroundAudit", deref(md.BackgroundAudit), false, "the decision needs request.userInfo, which audit scans do not have"},
-		{"contextAware", deref(md.ContextAware), false, "the policy reads nothing from the cluster"},
 		{"executionMode", md.ExecutionMode, "kubewarden-wapc", "main.go registers waPC functions"},
 	}
 	for _, tc := range tests {
@@ -42,6 +41,18 @@ func TestMetadata_Flags(t *testing.T) {
 				t.Errorf("metadata.yml %s = %v, want %v: %s", tc.key, tc.got, tc.want, tc.why)
 			}
 		})
+	}
+}
+
+// kwctl reads contextAwareResources (the older contextAware boolean is ignored, so it would silently mean
+// nothing); the policy reads nothing from the cluster, so the list is there and empty.
+func TestMetadata_ContextAwareResourcesIsEmpty(t *testing.T) {
+	md := loadMetadata(t)
+	if md.ContextAwareResources == nil {
+		t.Fatal("metadata.yml has no contextAwareResources: want contextAwareResources: [] (the policy reads nothing from the cluster)")
+	}
+	if len(*md.ContextAwareResources) != 0 {
+		t.Errorf("metadata.yml contextAwareResources = %v, want []: the policy reads nothing from the cluster", *md.ContextAwareResources)
 	}
 }
 
@@ -87,6 +98,19 @@ func TestMetadata_AnnotationValues(t *testing.T) {
 				t.Errorf("metadata.yml %s = %q, want a match for %s", tc.key, ann[tc.key], tc.pattern)
 			}
 		})
+	}
+}
+
+// The contact fields reach Artifact Hub's maintainers list: an address in a domain reserved for examples
+// (RFC 2606) is a placeholder nobody reads.
+func TestMetadata_AuthorIsNoPlaceholder(t *testing.T) {
+	author := loadMetadata(t).Annotations[annAuthor]
+	placeholder := regexp.MustCompile(`(?i)@([^>]*\.)?(example|invalid|test|localhost)(\.(com|org|net))?>|placeholder|changeme`)
+	if placeholder.MatchString(author) {
+		t.Errorf("%s = %q: a placeholder, want the project's real contact", annAuthor, author)
+	}
+	if !strings.HasPrefix(author, "yunikorn-user-info-policy ") {
+		t.Errorf("%s = %q: want the project's own name first", annAuthor, author)
 	}
 }
 

@@ -33,7 +33,7 @@ func loadQuestions(t *testing.T) []question {
 	return file.Questions
 }
 
-// The list defaults are SPEC.md's ("Settings"); Settings keeps its patterns unexported, so
+// The list defaults are those of docs/rules.md "Settings"; Settings keeps its patterns unexported, so
 // TestQuestionsUI_DefaultsBehaveLikeNoSettings checks these against the policy's behaviour.
 var specSystemUsers = []string{"^system:serviceaccount:kube-system:", "^system:kube-controller-manager$"}
 
@@ -73,7 +73,7 @@ func TestQuestionsUI_CoversExactlyTheSettingsKeys(t *testing.T) {
 	sort.Strings(variables)
 	sort.Strings(tableKeys)
 	if len(keys) != 7 {
-		t.Errorf("the policy lists %d settings keys %q, want the seven of SPEC.md", len(keys), keys)
+		t.Errorf("the policy lists %d settings keys %q, want the seven of docs/rules.md \"Settings\"", len(keys), keys)
 	}
 	if diff := cmp.Diff(keys, variables); diff != "" {
 		t.Errorf("questions-ui.yml variables differ from the policy's settings keys (-policy +questions):\n%s", diff)

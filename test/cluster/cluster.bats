@@ -260,7 +260,7 @@ no_bypass_replace() {
   echo "ReplicaSet template: $(value "$ns" "$rs" .spec.template.metadata)"
   [ "$(value "$ns" "$rs" .spec.template.metadata)" = "$ALICE_VALUE" ]
   [ -z "$(pods "$ns" | awk -F'\t' -v want="$want" '$3 != want')" ]
-  echo "checked: SPEC rule 1 (the controller is not trusted, its copy of alice's value is replaced by its own"
+  echo "checked: rule 1 (the controller is not trusted, its copy of alice's value is replaced by its own"
   echo "identity) and rule 4 (the ReplicaSet the deployment controller created is still not mutated)"
   echo "who created what:"
   identities "$ns" | sed 's/^/  /'
@@ -455,7 +455,7 @@ no_bypass_replace() {
   kc admin -n "$ns" get "$rs" -o json |
     jq -e '.status.conditions[] | select(.type == "ReplicaFailure") | .message | contains("is not allowed to set the yunikorn.apache.org/user.info annotation")' > /dev/null
   echo "checked: with bypassControllers false and reject, the replicaset controller (untrusted, copying alice's"
-  echo "value) is refused, so no pod exists: SPEC rule 1 taken literally; the README should say so"
+  echo "value) is refused, so no pod exists: rule 1 taken literally; the README should say so"
   kc admin delete namespace "$ns" --wait=false > /dev/null
 }
 

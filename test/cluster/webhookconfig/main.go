@@ -8,7 +8,7 @@
 //
 // Subresources: the rules are copied verbatim. "pods" does not match "pods/status", and an update
 // through pods/status may change a pod's annotations (the status strategy keeps only the old spec and
-// owner references), so a pods/status rule must be in metadata.yml for SPEC rule 5 to hold against it.
+// owner references), so a pods/status rule must be in metadata.yml for rule 5 (docs/rules.md) to hold against it.
 // The suite checks that in its own test rather than patching the rule in here. Other pod subresources
 // need no rule: pods/ephemeralcontainers and pods/resize keep the old metadata, pods/binding and
 // pods/eviction carry other kinds, and exec, attach and portforward are CONNECTs.

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# check-release.sh TAG OCI_TARGET: fail unless the files a release publishes agree with the tag:
+#   - TAG is v<semver> and <semver> is io.kubewarden.policy.version in metadata.yml;
+#   - OCI_TARGET (where the release pushes) is io.kubewarden.policy.ociUrl;
+#   - artifacthub-pkg.yml (the preview of the Artifact Hub package) has that version and image;
+#   - CHANGELOG.md has a section for the version (the release notes).
+# Run from the repository root. The release workflow runs it before building anything;
+# internal/shipcheck runs it on the repository as it is, and on copies with one file drifted.
+set -euo pipefail
+tag="${1:?usage: check-release.sh TAG OCI_TARGET}"
+target="${2:?usage: check-release.sh TAG OCI_TARGET}"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+
+errors=0
+fail() { echo "error: $*" >&2; errors=$((errors + 1)); }
+# yaml_value FILE KEY-REGEX: the value of the first line "KEY: value" (indentation kept in KEY-REGEX),
+# without quotes.
+yaml_value() { sed -n "s/^$2: *//p" "$1" | head -n 1 | sed -e 's/^"\(.*\)"$/\1/' -e "s/^'\(.*\)'$/\1/"; }
+
+[[ "$tag" =~ ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$ ]] || fail "tag $tag is not v<major>.<minor>.<patch>"
+version="${tag#v}"
+
+md_version="$(yaml_value metadata.yml '  io\.kubewarden\.policy\.version')"
+[ "$md_version" = "$version" ] ||
+  fail "metadata.yml io.kubewarden.policy.version is '$md_version', the tag is $tag: set it to $version"
+oci_url="$(yaml_value metadata.yml '  io\.kubewarden\.policy\.ociUrl')"
+[ "$oci_url" = "$target" ] ||
+  fail "the release pushes to $target but metadata.yml io.kubewarden.policy.ociUrl is '$oci_url'"
+
+ah_version="$(yaml_value artifacthub-pkg.yml 'version')"
+[ "$ah_version" = "$version" ] ||
+  fail "artifacthub-pkg.yml version is '$ah_version', the tag is $tag: regenerate it (README \"Release\")"
+ah_image="$(yaml_value artifacthub-pkg.yml '  image')"
+[ "$ah_image" = "$target:$tag" ] ||
+  fail "artifacthub-pkg.yml containersImages image is '$ah_image', want $target:$tag"
+
+"$here/changelog-section.sh" "$version" CHANGELOG.md >/dev/null || fail "CHANGELOG.md has no section for $version"
+
+if [ "$errors" -gt 0 ]; then
+  echo "check-release: $errors problem(s): nothing was released" >&2
+  exit 1
+fi
+echo "check-release: $tag agrees with metadata.yml, artifacthub-pkg.yml and CHANGELOG.md; image $target:$tag"
