@@ -28,6 +28,7 @@ type request struct {
 	// may be trusted. payloadDuplicate is one of the payload's own members (request, settings);
 	// operationDuplicate is request.operation; duplicate is any other.
 	payloadDuplicate, operationDuplicate, duplicate string
+	seen                                            int // the request's members met so far (seenOperation, ...)
 }
 
 // readRequest walks the payload once at the top level and once inside "request". The payload must already
@@ -71,49 +72,51 @@ const (
 )
 
 func (r *request) readAdmissionRequest(req gjson.Result) {
-	var seen int
-	once := func(bit int, name string) bool {
-		if seen&bit != 0 {
-			if bit == seenOperation {
-				r.operationDuplicate = "request." + name
-			} else if r.duplicate == "" {
-				r.duplicate = "request." + name
-			}
-			return false
-		}
-		seen |= bit
-		return true
-	}
 	req.ForEach(func(key, value gjson.Result) bool {
 		switch key.Str {
 		case "operation":
-			if once(seenOperation, "operation") {
+			if r.first(seenOperation, "operation") {
 				r.operation = value
 			}
 		case "kind":
-			if once(seenKind, "kind") && value.IsObject() {
+			if r.first(seenKind, "kind") && value.IsObject() {
 				r.group, r.kind = r.readKind(value)
 			}
 		case "subResource":
-			once(seenSubResource, "subResource")
+			r.first(seenSubResource, "subResource")
 		case "userInfo":
-			if once(seenUserInfo, "userInfo") {
+			if r.first(seenUserInfo, "userInfo") {
 				r.userInfo = value
 				if value.IsObject() {
 					r.username, r.groups = r.readUserInfo(value)
 				}
 			}
 		case "object":
-			if once(seenObject, "object") {
+			if r.first(seenObject, "object") {
 				r.object = value
 			}
 		case "oldObject":
-			if once(seenOldObject, "oldObject") {
+			if r.first(seenOldObject, "oldObject") {
 				r.oldObject = value
 			}
 		}
 		return true
 	})
+}
+
+// first records that the request's member name (its bit in seen) was met, and reports whether it is the
+// first occurrence; a second one is recorded as a duplicate.
+func (r *request) first(bit int, name string) bool {
+	if r.seen&bit == 0 {
+		r.seen |= bit
+		return true
+	}
+	if bit == seenOperation {
+		r.operationDuplicate = "request." + name
+	} else if r.duplicate == "" {
+		r.duplicate = "request." + name
+	}
+	return false
 }
 
 func (r *request) readKind(kind gjson.Result) (group, name string) {
