@@ -300,11 +300,64 @@ load e2e-helpers
   rejected_with "request.object.metadata.annotations must be an object of strings"
 }
 
+@test "accepts unchanged an untrusted requester's value that is exactly its own stamp, in both modes (rule 1)" {
+  edit job-create-alice '.userInfo = {"username":"bob","groups":["qa","system:authenticated"]}
+    | .object.spec.template.metadata.annotations["yunikorn.apache.org/user.info"] = $v' --arg v "$BOB"
+  for settings in '{}' "$REJECT"; do
+    evaluate "$REQ" "$settings"
+    allowed true
+    no_patch
+    [ -z "$(warnings)" ]
+  done
+}
+
 @test "accepts an AdmissionReview as well as a bare AdmissionRequest" {
   jq '{apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", request: .}' "$R/pod-create-alice.json" >"$REQ"
   evaluate "$REQ"
   [ "$(stamped /metadata)" = "$ALICE" ]
   [ "$(jq -r .uid <<<"$output")" = "$(jq -r .uid "$R/pod-create-alice.json")" ]
+}
+
+# ------------------------------------------------------------------------------------------- Binding
+
+@test "refuses a Binding through pods/binding that carries the annotation, whoever sends it (rule 10)" {
+  evaluate "$R/binding-create-forged.json"
+  rejected_with "a Binding cannot set the $ANN annotation: the pod's annotation cannot be changed once the pod exists"
+  edit binding-create-forged '.userInfo = {"username":"system:kube-scheduler","groups":["system:authenticated"]}'
+  evaluate "$REQ" "$EXTERNAL"
+  rejected_with "a Binding cannot set the $ANN annotation"
+}
+
+@test "refuses a Binding through the top-level bindings resource that carries the annotation (rule 10)" {
+  evaluate "$R/bindings-create-forged.json" "$REJECT"
+  rejected_with "a Binding cannot set the $ANN annotation"
+}
+
+@test "accepts a scheduler's Binding without annotations unchanged, needing no username (rule 10)" {
+  evaluate "$R/binding-create-scheduler.json"
+  allowed true
+  no_patch
+  edit binding-create-scheduler '.userInfo = {"username":""}'
+  evaluate "$REQ"
+  allowed true
+  no_patch
+}
+
+@test "rejects a Binding whose annotations are not an object with 400 (rule 10)" {
+  edit binding-create-forged '.object.metadata.annotations = ["x"]'
+  evaluate "$REQ"
+  rejected_with "request.object.metadata.annotations must be an object of strings"
+}
+
+# ----------------------------------------------------------------------------------- duplicate members
+
+@test "rejects a request whose username occurs twice with 400" {
+  # kwctl, like policy-server, re-serialises the request: there the duplicate never reaches the policy.
+  if [ "$(basename "$KWCTL")" = kwctl ]; then skip "kwctl drops duplicate members before the policy"; fi
+  jq -c . "$R/pod-create-alice.json" | sed 's/"username":"alice"/"username":"bob","username":"alice"/' >"$REQ"
+  grep -q '"username":"bob","username":"alice"' "$REQ"
+  evaluate "$REQ"
+  rejected_with "request.userInfo.username occurs more than once"
 }
 
 # ------------------------------------------------------------------------------------------- settings
@@ -331,11 +384,70 @@ settings_error() {
 }
 
 @test "refuses an empty pattern" {
-  settings_error '{"systemUsers":""}' 'systemUsers[0]: the empty pattern "" matches every user'
+  settings_error '{"systemUsers":["^a$",""]}' 'systemUsers[1]: the empty pattern "" matches every user'
+}
+
+@test "refuses a pattern that matches the empty string, naming key and index" {
+  settings_error '{"systemUsers":["^a$",".*"]}' 'systemUsers[1]: the pattern ".*" matches the empty string, so it matches every name'
+  settings_error '{"bypassAuth":true,"externalUsers":"^airflow$, ^"}' 'externalUsers[1]: the pattern "^" matches the empty string'
+  settings_error '{"bypassAuth":true,"externalGroups":["a*"]}' 'externalGroups[0]: the pattern "a*" matches the empty string'
+}
+
+@test "refuses a pattern over 1,024 bytes, naming key, index and limit" {
+  settings_error "{\"systemUsers\":[\"^a\$\",\"^$(printf 'a%.0s' {1..1100})\$\"]}" 'systemUsers[1]: the pattern is 1102 bytes long, over the limit of 1,024 bytes'
+}
+
+@test "refuses groups nested over 32 deep with a message, not a trap" {
+  local deep
+  deep="$(printf '(%.0s' {1..110})a$(printf ')%.0s' {1..110})"
+  settings_error "{\"bypassAuth\":true,\"externalUsers\":[\"^x\$\",\"$deep\"]}" 'externalUsers[1]: the pattern nests groups 110 deep, over the limit of 32'
+  deep="$(printf '(%.0s' {1..33})a$(printf ')%.0s' {1..33})"
+  settings_error "{\"systemUsers\":\"$deep\"}" 'systemUsers[0]: the pattern nests groups 33 deep, over the limit of 32'
+}
+
+@test "accepts a pattern nested exactly 32 deep" {
+  local deep
+  deep="^$(printf '(%.0s' {1..32})airflow$(printf ')%.0s' {1..32})\$"
+  edit pod-create-bob-forged '.userInfo = {"username":"airflow","groups":[]}'
+  evaluate "$REQ" "{\"bypassAuth\":true,\"externalUsers\":[\"$deep\"]}"
+  allowed true
+  no_patch
+}
+
+@test "refuses a legacyUserLabel that is not a label key" {
+  settings_error '{"legacyUserLabel":"yunikorn user"}' 'legacyUserLabel: "yunikorn user" is not a valid label key'
+  settings_error '{"legacyUserLabel":"YuniKorn.apache.org/username"}' 'legacyUserLabel: "YuniKorn.apache.org/username" is not a valid label key (the prefix must be a DNS subdomain'
+}
+
+@test "refuses honorLegacyUserLabel of the wrong type" {
+  settings_error '{"honorLegacyUserLabel":"false"}' 'honorLegacyUserLabel: must be true or false, not a string'
+}
+
+@test "refuses a settings key given twice" {
+  settings_error '{"onUntrustedAnnotation":"reject","onUntrustedAnnotation":"replace"}' 'the key "onUntrustedAnnotation" occurs more than once'
+}
+
+@test "reads a single string of patterns as YuniKorn does: split at commas, blanks dropped" {
+  edit pod-create-bob-forged '.userInfo = {"username":"spark","groups":[]}'
+  evaluate "$REQ" '{"bypassAuth":true,"externalUsers":" ^airflow$ , ^spark$ ,"}'
+  allowed true
+  no_patch
+  # " " is an empty list, not a pattern trusting every name with a space in it.
+  settings_error '{"bypassAuth":true,"externalUsers":" ","externalGroups":","}' 'bypassAuth: is true but externalUsers and externalGroups are both empty'
+}
+
+@test "honorLegacyUserLabel false lets a pod's legacy label change (legacy handling off)" {
+  edit pod-update-label-change '.oldObject.metadata.annotations = {} | .object.metadata.annotations = {}
+    | .oldObject.metadata.labels["yunikorn.apache.org/username"] = "alice" | .object.metadata.labels["yunikorn.apache.org/username"] = "bob"'
+  evaluate "$REQ"
+  rejected_with "the yunikorn.apache.org/username label cannot be changed once the pod exists"
+  evaluate "$REQ" '{"honorLegacyUserLabel":false}'
+  allowed true
+  no_patch
 }
 
 @test "refuses an unknown key, listing the valid ones" {
-  settings_error '{"bypassauth":true}' 'unknown key "bypassauth": valid keys are bypassAuth, bypassControllers, systemUsers, externalUsers, externalGroups, onUntrustedAnnotation, legacyUserLabel'
+  settings_error '{"bypassauth":true}' 'unknown key "bypassauth": valid keys are bypassAuth, bypassControllers, systemUsers, externalUsers, externalGroups, onUntrustedAnnotation, legacyUserLabel, honorLegacyUserLabel'
 }
 
 @test "refuses an unknown onUntrustedAnnotation" {

@@ -112,13 +112,13 @@ func forgedAnnotationAttacks(t *testing.T) []attackCase {
 			name:    kind + " replace",
 			attempt: "bob creates a " + kind + " whose target metadata says alice",
 			defence: "rule 1 (replace): the value is replaced with bob's own identity, with a warning",
-			req:     as(t, kinds[kind], kind, bob, aliceValue),
+			req:     as(t, stampedKinds[kind], kind, bob, aliceValue),
 			check:   replacedBy(kind, bob),
 		}, attackCase{
 			name:     kind + " reject",
 			attempt:  "bob creates a " + kind + " whose target metadata says alice",
 			defence:  "rule 1 (reject): the request is refused, naming bob",
-			req:      as(t, kinds[kind], kind, bob, aliceValue),
+			req:      as(t, stampedKinds[kind], kind, bob, aliceValue),
 			settings: rejectSettings,
 			check:    refused(bobMaySet),
 		})
@@ -661,11 +661,7 @@ func subresourceAttacks(t *testing.T) []attackCase {
 		spec["ephemeralContainers"] = []any{map[string]any{"name": "debugger", "image": "busybox"}}
 		return req
 	}
-	binding := fixture(t, "pod-create-alice")
-	binding["kind"] = map[string]any{"group": "", "version": "v1", "kind": "Binding"}
-	binding["subResource"] = "binding"
-	binding["userInfo"] = bob
-	binding["object"] = map[string]any{"kind": "Binding", "metadata": map[string]any{"annotations": map[string]any{AnnotationKey: aliceValue}}}
+	binding := fixture(t, "binding-create-forged")
 	return []attackCase{
 		{name: "pods/status changes it", attempt: "bob, allowed to update pods/status, changes the annotation there (status updates may change metadata)",
 			defence: "rule 5 applies to every update whose object is a Pod, if the webhook rules send pods/status", req: status(bob, bobValue), check: refused(cannotChange)},
@@ -676,8 +672,13 @@ func subresourceAttacks(t *testing.T) []attackCase {
 			defence: "rule 5", req: ephemeral(bob, bobValue), check: refused(cannotChange)},
 		{name: "pods/ephemeralcontainers without change", attempt: "a debug container alone", defence: "any other change to a pod passes",
 			req: ephemeral(bob, nil), check: keptAsIs},
-		{name: "pods/binding", attempt: "a Binding carrying the annotation", defence: "not a Pod: accepted unchanged (a Binding cannot set pod annotations)",
-			req: binding, check: keptAsIs},
+		{name: "pods/binding", attempt: "bob, allowed to create pods/binding, binds alice's unscheduled pod with a Binding carrying the annotation " +
+			"(the API server copies a Binding's annotations onto the pod, with no Pod admission)",
+			defence: "rule 10: a Binding that holds the annotation key is refused, whoever sends it", req: binding, check: refused(BindingRefusal)},
+		{name: "bindings", attempt: "the same through the older top-level bindings resource", defence: "rule 10",
+			req: fixture(t, "bindings-create-forged"), check: refused(BindingRefusal)},
+		{name: "pods/binding by the scheduler", attempt: "a scheduler binds a pod, without annotations", defence: "rule 10: accepted unchanged",
+			req: fixture(t, "binding-create-scheduler"), check: keptAsIs},
 		{name: "deployments/scale", attempt: "a Scale update", defence: "no template in it: accepted unchanged",
 			req: fixture(t, "deployment-scale"), check: keptAsIs},
 	}

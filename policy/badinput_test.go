@@ -30,7 +30,7 @@ func TestKinds_OtherKindsAreAcceptedUnchanged(t *testing.T) {
 		`{"group":"apps","kind":"Pod"}`,
 		`{"group":"","kind":"Deployment"}`,
 		`{"group":"autoscaling","kind":"Scale"}`, // deployments/scale
-		`{"group":"","kind":"Binding"}`,          // pods/binding
+		`{"group":"example.com","kind":"Binding"}`,
 		`{"group":"","kind":"pod"}`,
 	} {
 		payload := `{"request":{"operation":"CREATE","kind":` + kind + `},"settings":{}}`
@@ -38,6 +38,11 @@ func TestKinds_OtherKindsAreAcceptedUnchanged(t *testing.T) {
 		expectAccepted(t, resp)
 	}
 	resp, _ := evaluateReq(t, fixture(t, "deployment-scale"), "")
+	expectAccepted(t, resp)
+	// The table decides on CREATE of a Binding only (rule 10); a Binding is never updated.
+	binding := fixture(t, "binding-create-forged")
+	binding["operation"] = "UPDATE"
+	resp, _ = evaluateReq(t, binding, "")
 	expectAccepted(t, resp)
 }
 
@@ -84,6 +89,46 @@ func TestBadInput_IsRejectedWith400AndAMessage(t *testing.T) {
 			resp, _ := evaluateRaw(t, tc.payload)
 			expectRejected(t, resp, tc.want)
 		})
+	}
+}
+
+// A member the decision reads that occurs twice is bad input: encoding/json takes the last copy, gjson the
+// first, so whichever the policy read, another reader may see the other.
+func TestBadInput_DuplicateMembersAre400(t *testing.T) {
+	const pod = `"kind":{"group":"","kind":"Pod"}`
+	const bob = `"userInfo":{"username":"bob","groups":["qa"]}`
+	const obj = `"object":{"metadata":{"name":"p"}}`
+	const create = `"operation":"CREATE"`
+	for _, tc := range []struct{ name, payload, want string }{
+		{"request", `{"request":{` + create + `,` + pod + `,` + bob + `,` + obj + `},"request":{"operation":"DELETE"}}`, "the validate payload's request occurs more than once"},
+		{"settings", `{"request":{` + create + `,` + pod + `,` + bob + `,` + obj + `},"settings":{},"settings":{"onUntrustedAnnotation":"reject"}}`, "the validate payload's settings occurs more than once"},
+		{"operation", `{"request":{` + create + `,"operation":"DELETE",` + pod + `,` + bob + `,` + obj + `}}`, "request.operation occurs more than once"},
+		{"operation, escaped", `{"request":{"operation":"DELETE","oper\u0061tion":"CREATE",` + pod + `}}`, "request.operation occurs more than once"},
+		{"kind", `{"request":{` + create + `,` + pod + `,"kind":{"group":"","kind":"ConfigMap"},` + bob + `,` + obj + `}}`, "request.kind occurs more than once"},
+		{"kind.kind", `{"request":{` + create + `,"kind":{"group":"","kind":"ConfigMap","kind":"Pod"},` + bob + `,` + obj + `}}`, "request.kind.kind occurs more than once"},
+		{"kind.group", `{"request":{` + create + `,"kind":{"group":"example.com","group":"batch","kind":"Job"},` + bob + `,` + obj + `}}`, "request.kind.group occurs more than once"},
+		{"subResource", `{"request":{` + create + `,` + pod + `,"subResource":"","subResource":"status",` + bob + `,` + obj + `}}`, "request.subResource occurs more than once"},
+		{"userInfo", `{"request":{` + create + `,` + pod + `,` + bob + `,"userInfo":{"username":"alice"},` + obj + `}}`, "request.userInfo occurs more than once"},
+		{"username", `{"request":{` + create + `,` + pod + `,"userInfo":{"username":"bob","username":"alice"},` + obj + `}}`, "request.userInfo.username occurs more than once"},
+		{"groups", `{"request":{` + create + `,` + pod + `,"userInfo":{"username":"bob","groups":["qa"],"groups":["devops"]},` + obj + `}}`, "request.userInfo.groups occurs more than once"},
+		{"object", `{"request":{` + create + `,` + pod + `,` + bob + `,` + obj + `,"object":{}}}`, "request.object occurs more than once"},
+		{"oldObject", `{"request":{"operation":"UPDATE",` + pod + `,` + bob + `,` + obj + `,"oldObject":{},"oldObject":{}}}`, "request.oldObject occurs more than once"},
+		{"object of a Binding", `{"request":{` + create + `,"kind":{"group":"","kind":"Binding"},"object":{},"object":{}}}`, "request.object occurs more than once"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, _ := evaluateRaw(t, tc.payload)
+			expectRejected(t, resp, tc.want)
+		})
+	}
+	// Members the decision does not read may repeat; DELETE reads nothing but the operation.
+	for _, payload := range []string{
+		`{"request":{` + create + `,` + pod + `,` + bob + `,` + obj + `,"uid":"a","uid":"b","name":"x","name":"y"},"other":1,"other":2}`,
+		`{"request":{"operation":"DELETE",` + pod + `,` + pod + `}}`,
+	} {
+		resp, _ := evaluateRaw(t, payload)
+		if !resp.Accepted {
+			t.Errorf("%s: %+v", payload, resp)
+		}
 	}
 }
 

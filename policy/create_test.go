@@ -5,17 +5,17 @@ import (
 	"testing"
 )
 
-// kinds maps each kind the policy handles to a fixture of alice creating it.
-var kinds = map[string]string{
-	"Pod":                   "pod-create-alice",
-	"Deployment":            "deployment-create-alice",
-	"ReplicaSet":            "replicaset-create-alice",
-	"StatefulSet":           "statefulset-create-alice",
-	"DaemonSet":             "daemonset-create-alice",
-	"Job":                   "job-create-alice",
-	"CronJob":               "cronjob-create-alice",
-	"ReplicationController": "replicationcontroller-create-alice",
-}
+// stampedKinds maps each kind the policy stamps (every kind of the table but the Binding) to a fixture of
+// alice creating it, testdata/requests/<kind>-create-alice.json.
+var stampedKinds = func() map[string]string {
+	m := map[string]string{}
+	for _, k := range Kinds() {
+		if k.Rules != BindingRules {
+			m[k.Kind] = strings.ToLower(k.Kind) + "-create-alice"
+		}
+	}
+	return m
+}()
 
 var (
 	bob = map[string]any{"username": "bob", "groups": []any{"qa", "system:authenticated"}}
@@ -44,7 +44,7 @@ func as(t *testing.T, name, kind string, user map[string]any, value any) map[str
 }
 
 func TestCreate_Rule3_StampsTheRequesterOnEveryKind(t *testing.T) {
-	for kind, name := range kinds {
+	for kind, name := range stampedKinds {
 		t.Run(kind, func(t *testing.T) {
 			req := fixture(t, name)
 			resp, logs := evaluateReq(t, req, "")
@@ -69,7 +69,7 @@ func TestCreate_Rule3_WorkloadOwnMetadataIsNotTouched(t *testing.T) {
 func TestCreate_Rule3_StampKeepsEveryOtherByte(t *testing.T) {
 	// The splice inserts one member; removing it must give back the original text exactly, including
 	// replicas: 0, allowPrivilegeEscalation: false, runAsUser: 0, hostUsers: false, {} and unknown fields.
-	for kind, name := range kinds {
+	for kind, name := range stampedKinds {
 		t.Run(kind, func(t *testing.T) {
 			req := fixture(t, name)
 			original := mustJSON(t, object(req, "object"))
@@ -151,7 +151,7 @@ func TestCreate_Rule3_StampsWhenBypassAuthIsOn(t *testing.T) {
 }
 
 func TestCreate_Rule1_UntrustedAnnotationIsReplaced(t *testing.T) {
-	for kind, name := range kinds {
+	for kind, name := range stampedKinds {
 		t.Run(kind, func(t *testing.T) {
 			req := as(t, name, kind, bob, aliceValue)
 			resp, logs := evaluateReq(t, req, "")
@@ -165,7 +165,7 @@ func TestCreate_Rule1_UntrustedAnnotationIsReplaced(t *testing.T) {
 }
 
 func TestCreate_Rule1_UntrustedAnnotationIsRejected(t *testing.T) {
-	for kind, name := range kinds {
+	for kind, name := range stampedKinds {
 		t.Run(kind, func(t *testing.T) {
 			resp, _ := evaluateReq(t, as(t, name, kind, bob, aliceValue), rejectSettings)
 			expectRejected(t, resp, "user bob with groups [qa,system:authenticated] is not allowed to set the yunikorn.apache.org/user.info annotation")
@@ -173,14 +173,17 @@ func TestCreate_Rule1_UntrustedAnnotationIsRejected(t *testing.T) {
 	}
 }
 
-func TestCreate_Rule1_TheRequestersOwnValueIsNotAMutation(t *testing.T) {
+// Rule 1: an untrusted requester's value that is exactly its own stamp is accepted unchanged, in both modes.
+func TestCreate_Rule1_UntrustedRequestersOwnStampIsAcceptedUnchangedInBothModes(t *testing.T) {
 	// kubectl create job --from=cronjob copies the owner's stamp: nothing is forged, nothing changes, in
-	// either mode.
-	for _, settings := range []string{"", rejectSettings} {
-		resp, _ := evaluateReq(t, as(t, "job-create-alice", "Job", bob, bobValue), settings)
-		expectAccepted(t, resp)
-		if len(resp.Warnings) != 0 {
-			t.Fatalf("nothing was replaced: %q", resp.Warnings)
+	// either mode, on every kind.
+	for kind, name := range stampedKinds {
+		for _, settings := range []string{"", `{"onUntrustedAnnotation":"replace"}`, rejectSettings, noControllersSettings} {
+			resp, _ := evaluateReq(t, as(t, name, kind, bob, bobValue), settings)
+			expectAccepted(t, resp)
+			if len(resp.Warnings) != 0 {
+				t.Fatalf("%s %s: nothing was replaced: %q", kind, settings, resp.Warnings)
+			}
 		}
 	}
 	// The same identity written differently is not the stamp: it is replaced.
@@ -212,7 +215,7 @@ func TestCreate_Rule1_TrustedExternalValueIsKept(t *testing.T) {
 		user map[string]any
 	}{{"by user", airflow}, {"by group", spark}} {
 		t.Run(tc.name, func(t *testing.T) {
-			for kind, name := range kinds {
+			for kind, name := range stampedKinds {
 				resp, _ := evaluateReq(t, as(t, name, kind, tc.user, aliceValue), externalSettings)
 				if kind == "Pod" || !strings.HasPrefix(tc.user["username"].(string), "system:") {
 					expectAccepted(t, resp)
@@ -344,7 +347,7 @@ func TestCreate_Rule4_WorkloadBySystemUserIsNeverMutated(t *testing.T) {
 }
 
 func TestCreate_Rule4_SystemUserWorkloadWithoutAnnotationIsNotStamped(t *testing.T) {
-	for kind, name := range kinds {
+	for kind, name := range stampedKinds {
 		if kind == "Pod" {
 			continue
 		}

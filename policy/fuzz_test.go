@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/francoispqt/onelog"
@@ -69,11 +70,21 @@ func FuzzValidate(f *testing.F) {
 	})
 }
 
-// FuzzSettings: validate_settings never fails, answers well-formed JSON, and accepts only settings whose
-// every pattern compiles and is not empty.
+// FuzzSettings: validate_settings never fails and answers well-formed JSON, whatever the patterns (deep,
+// long, empty-matching); it accepts only settings whose every pattern compiles, is within the compiler's
+// limits and does not match the empty string. internal/malformed runs the same kind of patterns through
+// policy.wasm, where a pattern over the limits would trap.
 func FuzzSettings(f *testing.F) {
+	deep := func(n int, opening, closing string) string {
+		return strings.Repeat(opening, n) + "a" + strings.Repeat(closing, n)
+	}
 	for _, s := range []string{`{}`, rejectSettings, externalSettings, noControllersSettings, `{"systemUsers":"^a$"}`,
-		`{"bypassAuth":true,"externalGroups":["(", ""]}`, `{"x":1}`, `null`, `[]`, `{"legacyUserLabel":null}`} {
+		`{"bypassAuth":true,"externalGroups":["(", ""]}`, `{"x":1}`, `null`, `[]`, `{"legacyUserLabel":null}`,
+		`{"systemUsers":" , ^a$ ,"}`, `{"systemUsers":[".*"]}`, `{"legacyUserLabel":"a b","honorLegacyUserLabel":false}`,
+		`{"systemUsers":["` + deep(32, "(", ")") + `"]}`, `{"systemUsers":["` + deep(33, "(", ")") + `"]}`,
+		`{"systemUsers":"` + deep(110, "(?:", ")") + `"}`, `{"systemUsers":["` + deep(500, "[(", "]") + `"]}`,
+		`{"systemUsers":["^` + strings.Repeat("a", 1022) + `$"]}`, `{"systemUsers":["^` + strings.Repeat("a", 5000) + `$"]}`,
+		`{"systemUsers":["` + strings.Repeat("(?:a{1000})", 90) + `"]}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -94,13 +105,17 @@ func FuzzSettings(f *testing.F) {
 		}
 		for _, p := range []*Patterns{&s.SystemUsers, &s.ExternalUsers, &s.ExternalGroups} {
 			for _, src := range p.sources {
-				if _, err := regexp.Compile(src); err != nil || src == "" {
+				re, err := regexp.Compile(src)
+				if err != nil || re.MatchString("") || len(src) > maxPatternBytes || groupNesting(src) > maxPatternNesting {
 					t.Fatalf("accepted pattern %q: %v", src, err)
 				}
 			}
 		}
 		if s.OnUntrustedAnnotation != ModeReplace && s.OnUntrustedAnnotation != ModeReject {
 			t.Fatalf("accepted mode %q", s.OnUntrustedAnnotation)
+		}
+		if s.LegacyUserLabel != "" && labelKeyProblem(s.LegacyUserLabel) != "" {
+			t.Fatalf("accepted legacy label %q", s.LegacyUserLabel)
 		}
 	})
 }

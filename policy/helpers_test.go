@@ -123,15 +123,14 @@ func path(v any, keys ...string) any {
 	return v
 }
 
-// templatePath is where each kind keeps the target metadata.
+// templatePath is where each kind keeps the target metadata, read from the table of kinds.
 func templatePath(kind string) []string {
-	switch kind {
-	case "Pod":
-		return []string{"metadata"}
-	case "CronJob":
-		return []string{"spec", "jobTemplate", "spec", "template", "metadata"}
+	for _, k := range Kinds() {
+		if k.Kind == kind {
+			return append(k.Container(), "metadata")
+		}
 	}
-	return []string{"spec", "template", "metadata"}
+	panic("no such kind in the table: " + kind)
 }
 
 // setEntry sets (or with value nil removes) a key of the target metadata's annotations or labels.

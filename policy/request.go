@@ -1,8 +1,6 @@
 package policy
 
 import (
-	"strings"
-
 	"github.com/tidwall/gjson"
 )
 
@@ -25,20 +23,37 @@ type request struct {
 	oldObject gjson.Result
 	settings  gjson.Result
 	present   bool // the payload has a "request" member
+	// duplicate names the first member the decision reads that occurs twice ("request.kind.kind"): JSON
+	// decoders disagree on which copy wins (encoding/json takes the last, gjson the first), so no copy
+	// may be trusted. payloadDuplicate is one of the payload's own members (request, settings);
+	// operationDuplicate is request.operation; duplicate is any other.
+	payloadDuplicate, operationDuplicate, duplicate string
+	seen                                            int // the request's members met so far (seenOperation, ...)
 }
 
 // readRequest walks the payload once at the top level and once inside "request". The payload must already
 // be known to be valid JSON (gjson iteration stops silently on malformed input).
 func readRequest(payload string) request {
 	var r request
+	var seenRequest, seenSettings bool
 	gjson.Parse(payload).ForEach(func(key, value gjson.Result) bool {
 		switch key.Str {
 		case "request":
+			if seenRequest {
+				r.payloadDuplicate = "request"
+				return false
+			}
+			seenRequest = true
 			r.present = value.IsObject()
 			if r.present {
 				r.readAdmissionRequest(value)
 			}
 		case "settings":
+			if seenSettings {
+				r.payloadDuplicate = "settings"
+				return false
+			}
+			seenSettings = true
 			r.settings = value
 		}
 		return true
@@ -46,78 +61,93 @@ func readRequest(payload string) request {
 	return r
 }
 
+// Members of the AdmissionRequest the decision reads, as bits of a set for finding duplicates.
+const (
+	seenOperation = 1 << iota
+	seenKind
+	seenSubResource
+	seenUserInfo
+	seenObject
+	seenOldObject
+)
+
 func (r *request) readAdmissionRequest(req gjson.Result) {
 	req.ForEach(func(key, value gjson.Result) bool {
 		switch key.Str {
 		case "operation":
-			r.operation = value
-		case "kind":
-			if value.IsObject() {
-				r.group = value.Get("group").String()
-				r.kind = value.Get("kind").String()
+			if r.first(seenOperation, "operation") {
+				r.operation = value
 			}
+		case "kind":
+			if r.first(seenKind, "kind") && value.IsObject() {
+				r.group, r.kind = r.readKind(value)
+			}
+		case "subResource":
+			r.first(seenSubResource, "subResource")
 		case "userInfo":
-			r.userInfo = value
-			if value.IsObject() {
-				r.username = value.Get("username")
-				r.groups = value.Get("groups")
+			if r.first(seenUserInfo, "userInfo") {
+				r.userInfo = value
+				if value.IsObject() {
+					r.username, r.groups = r.readUserInfo(value)
+				}
 			}
 		case "object":
-			r.object = value
+			if r.first(seenObject, "object") {
+				r.object = value
+			}
 		case "oldObject":
-			r.oldObject = value
+			if r.first(seenOldObject, "oldObject") {
+				r.oldObject = value
+			}
 		}
 		return true
 	})
 }
 
-// workload is what the policy knows about one of its kinds: where the pod template's metadata lives.
-type workload struct {
-	name     string   // for messages
-	template []string // path from the object to the object that holds the pod's "metadata"
+// first records that the request's member name (its bit in seen) was met, and reports whether it is the
+// first occurrence; a second one is recorded as a duplicate.
+func (r *request) first(bit int, name string) bool {
+	if r.seen&bit == 0 {
+		r.seen |= bit
+		return true
+	}
+	if bit == seenOperation {
+		r.operationDuplicate = "request." + name
+	} else if r.duplicate == "" {
+		r.duplicate = "request." + name
+	}
+	return false
 }
 
-var (
-	podKind      = workload{name: "Pod"}
-	specTemplate = []string{"spec", "template"}
-)
-
-// kindOf maps the request's API group and kind to the object the policy handles. A Job of another API
-// group is not ours (docs/rules.md "Words": kind).
-func kindOf(group, kind string) (workload, bool) {
-	switch group {
-	case "":
-		switch kind {
-		case "Pod":
-			return podKind, true
-		case "ReplicationController":
-			return workload{name: kind, template: specTemplate}, true
-		}
-	case "apps":
-		switch kind {
-		case "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet":
-			return workload{name: kind, template: specTemplate}, true
-		}
-	case "batch":
-		switch kind {
-		case "Job":
-			return workload{name: kind, template: specTemplate}, true
-		case "CronJob":
-			// Not `jobtemplate`, which YuniKorn once shipped (docs/runtime.md "Building with TinyGo").
-			return workload{name: kind, template: []string{"spec", "jobTemplate", "spec", "template"}}, true
-		}
+func (r *request) readKind(kind gjson.Result) (group, name string) {
+	g, groupDup := child(kind, "group")
+	k, kindDup := child(kind, "kind")
+	switch {
+	case r.duplicate != "":
+	case groupDup:
+		r.duplicate = "request.kind.group"
+	case kindDup:
+		r.duplicate = "request.kind.kind"
 	}
-	return workload{}, false
+	return g.String(), k.String()
 }
 
-func (w workload) isPod() bool { return w.template == nil }
-
-// where names the target metadata for messages.
-func (w workload) where() string {
-	if w.isPod() {
-		return "metadata"
+func (r *request) readUserInfo(userInfo gjson.Result) (username, groups gjson.Result) {
+	username, usernameDup := child(userInfo, "username")
+	groups, groupsDup := child(userInfo, "groups")
+	switch {
+	case r.duplicate != "":
+	case usernameDup:
+		r.duplicate = "request.userInfo.username"
+	case groupsDup:
+		r.duplicate = "request.userInfo.groups"
 	}
-	return strings.Join(w.template, ".") + ".metadata"
+	return username, groups
+}
+
+// duplicateMember is the bad-input message for a member that occurs twice.
+func duplicateMember(name string) string {
+	return name + " occurs more than once: JSON readers disagree on which copy counts, so the policy trusts neither"
 }
 
 // requester is the authenticated user of the request.

@@ -50,6 +50,8 @@ func easyjsonB229cf53DecodeGithubComSeedA6d343dfYunikornUserInfoPolicyPolicy(in 
 			(out.OnUntrustedAnnotation).UnmarshalEasyJSON(in)
 		case "legacyUserLabel":
 			(out.LegacyUserLabel).UnmarshalEasyJSON(in)
+		case "honorLegacyUserLabel":
+			(out.HonorLegacyUserLabel).UnmarshalEasyJSON(in)
 		default:
 			in.AddError(&jlexer.LexerError{
 				Offset: in.GetPos(),
@@ -102,6 +104,11 @@ func easyjsonB229cf53EncodeGithubComSeedA6d343dfYunikornUserInfoPolicyPolicy(out
 		const prefix string = ",\"legacyUserLabel\":"
 		out.RawString(prefix)
 		easyjsonB229cf53EncodeGithubComSeedA6d343dfYunikornUserInfoPolicyPolicy3(out, in.LegacyUserLabel)
+	}
+	{
+		const prefix string = ",\"honorLegacyUserLabel\":"
+		out.RawString(prefix)
+		easyjsonB229cf53EncodeGithubComSeedA6d343dfYunikornUserInfoPolicyPolicy1(out, in.HonorLegacyUserLabel)
 	}
 	out.RawByte('}')
 }

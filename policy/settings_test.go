@@ -2,7 +2,9 @@ package policy
 
 import (
 	"encoding/json"
+	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -11,7 +13,7 @@ import (
 
 func TestSettings_DefaultsWhenEmpty(t *testing.T) {
 	for _, in := range []string{``, `{}`, ` { } `, `{"bypassAuth":null,"bypassControllers":null,"systemUsers":null,` +
-		`"externalUsers":null,"externalGroups":null,"onUntrustedAnnotation":null,"legacyUserLabel":null}`} {
+		`"externalUsers":null,"externalGroups":null,"onUntrustedAnnotation":null,"legacyUserLabel":null,"honorLegacyUserLabel":null}`} {
 		s, problem := CheckSettings([]byte(in))
 		if problem != "" {
 			t.Fatalf("%q: unexpected problem %q", in, problem)
@@ -83,13 +85,34 @@ func TestSettings_InvalidAreRejectedNamingKeyAndIndex(t *testing.T) {
 	for _, tc := range []struct{ name, in, want string }{
 		{"bool of wrong type", `{"bypassAuth":"yes"}`, "bypassAuth: must be true or false, not a string"},
 		{"bool as number", `{"bypassControllers":1}`, "bypassControllers: must be true or false, not a number"},
-		{"list of wrong type", `{"systemUsers":{"a":1}}`, "systemUsers: must be a list of regular expressions (or one as a string), not an object"},
+		{"list of wrong type", `{"systemUsers":{"a":1}}`, "systemUsers: must be a list of regular expressions (or one string of them separated by commas), not an object"},
 		{"list item of wrong type", `{"externalUsers":["^a$",7]}`, "externalUsers: item 1 must be a string (a regular expression), not a number"},
 		{"null list item", `{"externalGroups":[null]}`, "externalGroups: item 0 must be a string (a regular expression), not null"},
 		{"invalid regex", `{"bypassAuth":true,"externalUsers":["^ok$","(unclosed"]}`, "externalUsers[1]: invalid regular expression \"(unclosed\": error parsing regexp: missing closing ): `(unclosed`"},
 		{"invalid regex as single string", `{"systemUsers":"*"}`, "systemUsers[0]: invalid regular expression \"*\""},
 		{"empty pattern", `{"systemUsers":["^a$",""]}`, `systemUsers[1]: the empty pattern "" matches every user`},
-		{"unknown key", `{"bypassauth":true}`, `unknown key "bypassauth": valid keys are bypassAuth, bypassControllers, systemUsers, externalUsers, externalGroups, onUntrustedAnnotation, legacyUserLabel`},
+		{"pattern matching the empty string", `{"systemUsers":["^a$",".*"]}`, `systemUsers[1]: the pattern ".*" matches the empty string, so it matches every name`},
+		{"caret", `{"bypassAuth":true,"externalUsers":"^"}`, `externalUsers[0]: the pattern "^" matches the empty string`},
+		{"optional", `{"bypassAuth":true,"externalGroups":["a*"]}`, `externalGroups[0]: the pattern "a*" matches the empty string`},
+		{"empty group", `{"systemUsers":"^a$, (?:)"}`, `systemUsers[1]: the pattern "(?:)" matches the empty string`},
+		{"empty alternative", `{"systemUsers":["^(admin|)$"]}`, `systemUsers[0]: the pattern "^(admin|)$" matches the empty string`},
+		{"too long", `{"systemUsers":["^a$","^` + strings.Repeat("a", 1024) + `$"]}`, "systemUsers[1]: the pattern is 1026 bytes long, over the limit of 1,024 bytes"},
+		{"too deep", `{"bypassAuth":true,"externalUsers":["^x$","` + strings.Repeat("(", 33) + "a" + strings.Repeat(")", 33) + `"]}`, "externalUsers[1]: the pattern nests groups 33 deep, over the limit of 32"},
+		{"110 deep", `{"systemUsers":"` + strings.Repeat("(?:", 110) + "a" + strings.Repeat(")", 110) + `"}`, "systemUsers[0]: the pattern nests groups 110 deep, over the limit of 32"},
+		{"too deep after splitting", `{"systemUsers":"^a$,` + strings.Repeat("(", 40) + strings.Repeat(")", 40) + `"}`, "systemUsers[1]: the pattern nests groups 40 deep"},
+		{"legacy label with spaces", `{"legacyUserLabel":"user name"}`, `legacyUserLabel: "user name" is not a valid label key (the name must consist of letters, digits`},
+		{"legacy label, upper-case prefix", `{"legacyUserLabel":"YuniKorn.apache.org/username"}`, `legacyUserLabel: "YuniKorn.apache.org/username" is not a valid label key (the prefix must be a DNS subdomain`},
+		{"legacy label, empty name", `{"legacyUserLabel":"yunikorn.apache.org/"}`, `legacyUserLabel: "yunikorn.apache.org/" is not a valid label key (the name is empty)`},
+		{"legacy label, empty prefix", `{"legacyUserLabel":"/username"}`, `(the prefix before / is empty)`},
+		{"legacy label, two slashes", `{"legacyUserLabel":"a/b/c"}`, `legacyUserLabel: "a/b/c" is not a valid label key`},
+		{"legacy label, long name", `{"legacyUserLabel":"` + strings.Repeat("n", 64) + `"}`, `(the name is longer than 63 characters)`},
+		{"legacy label, long prefix", `{"legacyUserLabel":"` + strings.Repeat("p", 254) + `/n"}`, `(the prefix is longer than 253 characters)`},
+		{"legacy label, trailing dash", `{"legacyUserLabel":"username-"}`, `legacyUserLabel: "username-" is not a valid label key`},
+		{"legacy label invalid even when not honoured", `{"honorLegacyUserLabel":false,"legacyUserLabel":"a b"}`, `legacyUserLabel: "a b" is not a valid label key`},
+		{"honorLegacyUserLabel of wrong type", `{"honorLegacyUserLabel":"false"}`, "honorLegacyUserLabel: must be true or false, not a string"},
+		{"a key twice", `{"onUntrustedAnnotation":"reject","onUntrustedAnnotation":"replace"}`, `the key "onUntrustedAnnotation" occurs more than once`},
+		{"a key twice, once escaped", `{"bypassControllers":false,"bypassC\u006fntrollers":true}`, `the key "bypassControllers" occurs more than once`},
+		{"unknown key", `{"bypassauth":true}`, `unknown key "bypassauth": valid keys are bypassAuth, bypassControllers, systemUsers, externalUsers, externalGroups, onUntrustedAnnotation, legacyUserLabel, honorLegacyUserLabel`},
 		{"unknown key set to null", `{"bypassauth":null}`, `unknown key "bypassauth"`},
 		{"unknown mode", `{"onUntrustedAnnotation":"ignore"}`, `onUntrustedAnnotation: "ignore" is not a valid mode: use "replace"`},
 		{"mode case matters", `{"onUntrustedAnnotation":"Reject"}`, `onUntrustedAnnotation: "Reject" is not a valid mode`},
@@ -106,6 +129,108 @@ func TestSettings_InvalidAreRejectedNamingKeyAndIndex(t *testing.T) {
 				t.Fatalf("problem %q does not contain %q", problem, tc.want)
 			}
 		})
+	}
+}
+
+func TestSettings_SingleStringIsSplitAtCommasLikeYuniKorn(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string
+	}{
+		{`"^a$, ^b$"`, []string{"^a$", "^b$"}},
+		{`" ^a$ ,,\t^b$\n,"`, []string{"^a$", "^b$"}},
+		{`""`, []string{}},
+		{`" "`, []string{}},
+		{`","`, []string{}},
+		{`" , ,"`, []string{}},
+		{`"^(a|b)$"`, []string{"^(a|b)$"}},
+		{`["^a{1,2}$", " ^b$ "]`, []string{"^a{1,2}$", " ^b$ "}}, // a real list is taken as written
+	} {
+		s, problem := CheckSettings([]byte(`{"systemUsers":` + tc.in + `}`))
+		if problem != "" {
+			t.Errorf("%s: %s", tc.in, problem)
+			continue
+		}
+		if diff := cmp.Diff(tc.want, s.SystemUsers.sources); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.in, diff)
+		}
+	}
+	// " " is no pattern trusting every name with a space: an empty list, so bypassAuth trusts nobody.
+	_, problem := CheckSettings([]byte(`{"bypassAuth":true,"externalUsers":" ","externalGroups":","}`))
+	if !strings.Contains(problem, "bypassAuth: is true but externalUsers and externalGroups are both empty") {
+		t.Fatal(problem)
+	}
+}
+
+func TestSettings_PatternsAtTheLimitsAreAccepted(t *testing.T) {
+	atLength := "^" + strings.Repeat("a", maxPatternBytes-2) + "$"
+	atDepth := "^" + strings.Repeat("(", maxPatternNesting) + "a" + strings.Repeat(")", maxPatternNesting) + "$"
+	for _, p := range []string{atLength, atDepth} {
+		if _, problem := CheckSettings([]byte(`{"systemUsers":[` + strconv.Quote(p) + `]}`)); problem != "" {
+			t.Errorf("%d bytes: %s", len(p), problem)
+		}
+	}
+}
+
+func TestSettings_GroupNestingCountsLikeRE2(t *testing.T) {
+	for src, want := range map[string]int{
+		"":                  0,
+		"a":                 0,
+		"(a)(b)":            1,
+		"((a)(b))":          2,
+		`\(\(\(`:            0,
+		"[(((]":             0,
+		"[]((]":             0,
+		"[^](]((a))":        2,
+		"[[:alpha:]((]":     0,
+		`\Q(((\E(a)`:        1,
+		`\Q((((`:            0,
+		"(?i)(?P<n>(?:a))":  3 - 1,
+		"((((":              4,
+		"[\\]](a)":          1,
+		"(a))))((b))":       2,
+		"(?:(?:(?:a|b)*)+)": 3,
+	} {
+		if got := groupNesting(src); got != want {
+			t.Errorf("groupNesting(%q) = %d, want %d", src, got, want)
+		}
+	}
+}
+
+func TestSettings_LegacyUserLabelAcceptsLabelKeys(t *testing.T) {
+	for _, key := range []string{"yunikorn.apache.org/username", "username", "user_name.v2", "a", "x.y-z/A_b.C",
+		"example.com/" + strings.Repeat("n", 63), strings.Repeat("p", 253) + "/n", ""} {
+		s, problem := CheckSettings([]byte(`{"legacyUserLabel":` + strconv.Quote(key) + `}`))
+		if problem != "" || s.LegacyUserLabel != key {
+			t.Errorf("%q: problem %q, label %q", key, problem, s.LegacyUserLabel)
+		}
+	}
+}
+
+func TestSettings_HonorLegacyUserLabelFalseTurnsLegacyOff(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"honorLegacyUserLabel":false}`:                            "",
+		`{"honorLegacyUserLabel":false,"legacyUserLabel":"a/b"}`:    "",
+		`{"honorLegacyUserLabel":true}`:                             defaultLegacyUserLabel,
+		`{"honorLegacyUserLabel":true,"legacyUserLabel":"example"}`: "example",
+		`{"honorLegacyUserLabel":null}`:                             defaultLegacyUserLabel,
+	} {
+		s, problem := CheckSettings([]byte(in))
+		if problem != "" || s.LegacyUserLabel != want {
+			t.Errorf("%s: problem %q, label in effect %q, want %q", in, problem, s.LegacyUserLabel, want)
+		}
+	}
+}
+
+// SettingsKeys is the one list of keys: the decoder must read exactly those.
+func TestSettings_KeysAreTheDecodersFields(t *testing.T) {
+	var tags []string
+	typ := reflect.TypeOf(rawSettings{})
+	for i := range typ.NumField() {
+		tags = append(tags, typ.Field(i).Tag.Get("json"))
+	}
+	if diff := cmp.Diff(SettingsKeys[:], tags); diff != "" {
+		t.Fatalf("SettingsKeys and rawSettings differ (-keys +fields):\n%s", diff)
 	}
 }
 

@@ -67,6 +67,22 @@ func TestUpdatePod_Rule5_AnnotationIsImmutable(t *testing.T) {
 	})
 }
 
+// honorLegacyUserLabel false turns legacy handling off as legacyUserLabel "" does: rule 5 then guards the
+// annotation only.
+func TestUpdatePod_Rule5_LegacyLabelIsFreeWhenNotHonoured(t *testing.T) {
+	req := fixture(t, "pod-update-label-change")
+	setEntry(object(req, "oldObject"), "Pod", "annotations", AnnotationKey, nil)
+	setEntry(object(req, "object"), "Pod", "annotations", AnnotationKey, nil)
+	setEntry(object(req, "oldObject"), "Pod", "labels", defaultLegacyUserLabel, "alice")
+	setEntry(object(req, "object"), "Pod", "labels", defaultLegacyUserLabel, "bob")
+	resp, _ := evaluateReq(t, req, "")
+	expectRejected(t, resp, "label cannot be changed once the pod exists")
+	for _, settings := range []string{`{"honorLegacyUserLabel":false}`, `{"legacyUserLabel":""}`} {
+		resp, _ = evaluateReq(t, req, settings)
+		expectAccepted(t, resp)
+	}
+}
+
 func TestUpdatePod_Rule5_LegacyLabelIsImmutableWithoutAnnotation(t *testing.T) {
 	const label = "yunikorn.apache.org/username"
 	withLabels := func(oldLabel, newLabel any, annotated bool) map[string]any {
@@ -109,11 +125,11 @@ func TestUpdatePod_Rule5_LegacyLabelIsImmutableWithoutAnnotation(t *testing.T) {
 // newValue (nil: absent).
 func workloadUpdate(t *testing.T, kind string, user map[string]any, oldValue, newValue any) map[string]any {
 	t.Helper()
-	req := fixture(t, kinds[kind])
+	req := fixture(t, stampedKinds[kind])
 	req["operation"] = "UPDATE"
 	req["userInfo"] = user
 	old := object(req, "object")
-	req["oldObject"] = fixture(t, kinds[kind])["object"]
+	req["oldObject"] = fixture(t, stampedKinds[kind])["object"]
 	setEntry(object(req, "oldObject"), kind, "annotations", AnnotationKey, oldValue)
 	setEntry(old, kind, "annotations", AnnotationKey, newValue)
 	return req
@@ -122,7 +138,7 @@ func workloadUpdate(t *testing.T, kind string, user map[string]any, oldValue, ne
 func TestUpdateWorkload_Rule6_UnchangedTemplateIdentityPasses(t *testing.T) {
 	resp, _ := evaluateReq(t, fixture(t, "deployment-update-image"), "")
 	expectAccepted(t, resp)
-	for kind := range kinds {
+	for kind := range stampedKinds {
 		if kind == "Pod" {
 			continue
 		}
@@ -158,7 +174,7 @@ func TestUpdateWorkload_Rule7_TrustedRequesterMayChange(t *testing.T) {
 }
 
 func TestUpdateWorkload_Rule8_UntrustedChangeIsUndone(t *testing.T) {
-	for kind := range kinds {
+	for kind := range stampedKinds {
 		if kind == "Pod" {
 			continue
 		}
@@ -190,7 +206,7 @@ func TestUpdateWorkload_Rule8_UntrustedChangeIsUndone(t *testing.T) {
 }
 
 func TestUpdateWorkload_Rule8_UntrustedChangeIsRejected(t *testing.T) {
-	for kind := range kinds {
+	for kind := range stampedKinds {
 		if kind == "Pod" {
 			continue
 		}

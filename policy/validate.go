@@ -29,8 +29,14 @@ func evaluate(payload []byte, logger *onelog.Logger) decision {
 		return badInput("the validate payload is not valid JSON")
 	}
 	r := readRequest(text)
+	if r.payloadDuplicate != "" {
+		return badInput(duplicateMember("the validate payload's " + r.payloadDuplicate))
+	}
 	if !r.present {
 		return badInput("the validate payload has no \"request\" object")
+	}
+	if r.operationDuplicate != "" {
+		return badInput(duplicateMember(r.operationDuplicate))
 	}
 	if r.operation.Type != gjson.String {
 		return badInput("request.operation is missing")
@@ -39,9 +45,15 @@ func evaluate(payload []byte, logger *onelog.Logger) decision {
 	if op != opCreate && op != opUpdate {
 		return accept() // DELETE, CONNECT: nothing to stamp or protect
 	}
-	kind, ours := kindOf(r.group, r.kind)
+	if r.duplicate != "" {
+		return badInput(duplicateMember(r.duplicate))
+	}
+	kind, ours := kindOf(r.group, r.kind, op)
 	if !ours {
 		return accept()
+	}
+	if kind.rules == BindingRules {
+		return bindingDecision(r.object, logger) // needs neither the requester nor the settings
 	}
 	who, problem := readRequester(&r)
 	if problem != "" {
@@ -60,6 +72,58 @@ func evaluate(payload []byte, logger *onelog.Logger) decision {
 	default:
 		return e.updateWorkload()
 	}
+}
+
+// bindingDecision applies rule 10. The API server copies a Binding's metadata.annotations onto the pod,
+// still unscheduled, with no Pod admission of its own, so a Binding that carries the annotation would
+// change an existing pod's annotation: refused whoever sends it, as rule 5 exempts nobody. Every other
+// Binding (the schedulers' own carry no annotations) is accepted unchanged.
+func bindingDecision(object gjson.Result, logger *onelog.Logger) decision {
+	set, problem := bindingSetsAnnotation(object)
+	switch {
+	case problem != "":
+		return badInput(problem)
+	case set:
+		logger.WarnWithFields("refused a Binding that sets "+AnnotationKey+" (rule 10)", func(entry onelog.Entry) {
+			entry.String("kind", "Binding")
+			entry.String("pod", object.Get("metadata.name").String())
+		})
+		return reject(BindingRefusal)
+	}
+	return accept()
+}
+
+// BindingRefusal is rule 10's message.
+const BindingRefusal = "a Binding cannot set the " + AnnotationKey + " annotation: the pod's annotation " +
+	"cannot be changed once the pod exists; bind the pod without it"
+
+// bindingSetsAnnotation reports whether a Binding's metadata.annotations holds the annotation key, with
+// any value; keys are compared after unescaping (a key that occurs twice is held too).
+func bindingSetsAnnotation(object gjson.Result) (bool, string) {
+	const field = "request.object"
+	if !object.IsObject() {
+		return false, field + " is missing or not an object"
+	}
+	metadata, dup := child(docRoot(object.Raw), "metadata")
+	switch {
+	case dup:
+		return false, duplicateKey(field, "metadata")
+	case isMissing(metadata):
+		return false, ""
+	case !metadata.IsObject():
+		return false, field + ".metadata must be an object"
+	}
+	annotations, dup := child(metadata, "annotations")
+	switch {
+	case dup:
+		return false, duplicateKey(field+".metadata", "annotations")
+	case isMissing(annotations):
+		return false, ""
+	case !annotations.IsObject():
+		return false, field + ".metadata.annotations must be an object of strings"
+	}
+	_, value, dup := member(annotations, AnnotationKey)
+	return value.Exists() || dup, ""
 }
 
 type evaluation struct {

@@ -45,8 +45,6 @@ type testCase struct {
 	// elide is replaced by null in the payload and the answer before they are decoded here: encoding/json
 	// refuses nesting deeper than 10,000 levels, which the policy itself must survive.
 	elide []byte
-	// anyIdentity: the payload names two requesters (duplicate keys); the stamp may name either.
-	anyIdentity bool
 	// knownBug marks a case that fails today against docs/rules.md. It is skipped with this text while it fails,
 	// and fails once it passes, so that the mark is removed when the bug is fixed.
 	knownBug string
@@ -249,9 +247,6 @@ func checkMutation(c *testCase, mutated json.RawMessage) error {
 	case "CREATE":
 		if !present {
 			return errors.New("a CREATE mutation that does not stamp the annotation")
-		}
-		if c.anyIdentity {
-			return nil
 		}
 		return checkStamp(value, req["userInfo"])
 	case "UPDATE":
@@ -615,7 +610,7 @@ func wrongTypes(t *testing.T, fx map[string][]byte) []testCase {
 		return map[string]outcome{
 			"null":         acceptance,
 			"string":       acceptance, // "x": a one-pattern list
-			"empty string": rejectedWith(key + `[0]: the empty pattern "" matches every user`),
+			"empty string": acceptance, // "" is an empty list, as YuniKorn reads a single string
 			"empty list":   acceptance,
 			"list":         rejectedWith(key + ": item 1 must be a string"),
 		}
@@ -785,7 +780,8 @@ func hugeStrings(t *testing.T, fx map[string][]byte) []testCase {
 			set(value, at(annotations, annotation)...), set(value, at(oldObject, "metadata", "annotations", annotation)...)), plainAccepting)
 		add("changed pod value", build(t, fx["pod-update-label-change"], "", set(value, at(annotations, annotation)...)),
 			rejectedWith("cannot be changed once the pod exists"))
-		add("pattern", build(t, fx["pod-create-bob-forged"], "", set(`["^`+long+`$"]`, at(settings, "systemUsers")...)), acceptance)
+		add("pattern", build(t, fx["pod-create-bob-forged"], "", set(`["^`+long+`$"]`, at(settings, "systemUsers")...)),
+			rejectedWith("systemUsers[0]: the pattern is "+strconv.Itoa(size+2)+" bytes long, over the limit of 1,024 bytes"))
 	}
 	// Thousands of groups: a long list rather than a long string (~300 KB). The guest's time grows faster than
 	// the list (TinyGo's garbage collector): ~0.1 s for 20,000 groups, ~0.5 s for 40,000, seconds for 100,000.
@@ -919,9 +915,8 @@ func escapedKeys(*testing.T, map[string][]byte) []testCase {
 	return cases
 }
 
-// duplicateKeys repeats every key the policy reads. On the way to the target metadata the policy refuses
-// them (readers disagree on which occurrence counts); elsewhere policy-server's own decoding of the
-// AdmissionRequest refuses duplicate fields, so docs/rules.md fixes no decision and only the invariants apply.
+// duplicateKeys repeats every key the policy reads: each is refused, since readers disagree on which
+// occurrence counts (policy-server's own decoding never sends them, other hosts may).
 func duplicateKeys(*testing.T, map[string][]byte) []testCase {
 	const twice = "more than once"
 	ann := func(v string) string { return `"` + annotation + `":` + v }
@@ -941,18 +936,19 @@ func duplicateKeys(*testing.T, map[string][]byte) []testCase {
 		{name: "template annotation in an update", payload: payload(update+","+deployKind+","+asBob+
 			`,"object":{"spec":{"template":{"metadata":{"annotations":{`+ann(forged)+`,`+ann(forged)+`}}}}},"oldObject":{"spec":{"template":{}}}`, "{}"),
 			want: rejected, message: twice},
-		{name: "settings key", payload: payload(create+","+podKind+","+asBob+`,"object":{}`, `{"bypassControllers":true,"bypassControllers":false}`)},
-		// The request's own members and the payload's.
-		{name: "operation", payload: payload(create+`,"operation":"DELETE",`+podKind+","+asBob+`,"object":{}`, "{}")},
-		{name: "kind", payload: payload(create+","+podKind+`,"kind":{"group":"","kind":"ConfigMap"},`+asBob+`,"object":{}`, "{}")},
-		{name: "kind.kind", payload: payload(create+`,"kind":{"group":"","kind":"ConfigMap","kind":"Pod"},`+asBob+`,"object":{}`, "{}")},
-		{name: "userInfo", payload: payload(create+","+podKind+","+asBob+`,"userInfo":{"username":"alice"},"object":{}`, "{}"), anyIdentity: true},
-		{name: "username", payload: payload(create+","+podKind+`,"userInfo":{"username":"bob","username":"alice"},"object":{}`, "{}"), anyIdentity: true},
-		{name: "groups", payload: payload(create+","+podKind+`,"userInfo":{"username":"bob","groups":["a"],"groups":["b"]},"object":{}`, "{}"), anyIdentity: true},
-		{name: "object", payload: payload(create+","+podKind+","+asBob+`,"object":{},"object":{"metadata":{"annotations":{`+ann(forged)+`}}}`, "{}")},
-		{name: "oldObject", payload: payload(update+","+podKind+","+asBob+`,"object":{},"oldObject":{},"oldObject":{"metadata":{"annotations":{`+ann(forged)+`}}}`, "{}")},
-		{name: "request", payload: []byte(`{"request":{` + create + "," + podKind + "," + asBob + `,"object":{}},"request":{"operation":"DELETE"},"settings":{}}`)},
-		{name: "settings", payload: []byte(`{"request":{` + create + "," + podKind + "," + asBob + `,"object":{"metadata":{"annotations":{` + ann(forged) + `}}}},"settings":{},"settings":` + reject + `}`)},
+		{name: "settings key", payload: payload(create+","+podKind+","+asBob+`,"object":{}`, `{"bypassControllers":true,"bypassControllers":false}`), want: rejected,
+			message: `the policy settings are not valid: the key "bypassControllers" occurs more than once`},
+		// The request's own members and the payload's: each is read by the decision (SPEC.md "Bad input").
+		{name: "operation", payload: payload(create+`,"operation":"DELETE",`+podKind+","+asBob+`,"object":{}`, "{}"), want: rejected, message: "request.operation occurs " + twice},
+		{name: "kind", payload: payload(create+","+podKind+`,"kind":{"group":"","kind":"ConfigMap"},`+asBob+`,"object":{}`, "{}"), want: rejected, message: "request.kind occurs " + twice},
+		{name: "kind.kind", payload: payload(create+`,"kind":{"group":"","kind":"ConfigMap","kind":"Pod"},`+asBob+`,"object":{}`, "{}"), want: rejected, message: "request.kind.kind occurs " + twice},
+		{name: "userInfo", payload: payload(create+","+podKind+","+asBob+`,"userInfo":{"username":"alice"},"object":{}`, "{}"), want: rejected, message: "request.userInfo occurs " + twice},
+		{name: "username", payload: payload(create+","+podKind+`,"userInfo":{"username":"bob","username":"alice"},"object":{}`, "{}"), want: rejected, message: "request.userInfo.username occurs " + twice},
+		{name: "groups", payload: payload(create+","+podKind+`,"userInfo":{"username":"bob","groups":["a"],"groups":["b"]},"object":{}`, "{}"), want: rejected, message: "request.userInfo.groups occurs " + twice},
+		{name: "object", payload: payload(create+","+podKind+","+asBob+`,"object":{},"object":{"metadata":{"annotations":{`+ann(forged)+`}}}`, "{}"), want: rejected, message: "request.object occurs " + twice},
+		{name: "oldObject", payload: payload(update+","+podKind+","+asBob+`,"object":{},"oldObject":{},"oldObject":{"metadata":{"annotations":{`+ann(forged)+`}}}`, "{}"), want: rejected, message: "request.oldObject occurs " + twice},
+		{name: "request", payload: []byte(`{"request":{` + create + "," + podKind + "," + asBob + `,"object":{}},"request":{"operation":"DELETE"},"settings":{}}`), want: rejected, message: "request occurs " + twice},
+		{name: "settings", payload: []byte(`{"request":{` + create + "," + podKind + "," + asBob + `,"object":{"metadata":{"annotations":{` + ann(forged) + `}}}},"settings":{},"settings":` + reject + `}`), want: rejected, message: "settings occurs " + twice},
 	}
 	for i := range cases {
 		cases[i].name = "duplicate/" + cases[i].name

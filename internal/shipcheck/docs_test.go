@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy"
 )
 
 // A release needs its CHANGELOG.md section: the heading of the version metadata.yml declares.
@@ -57,12 +59,28 @@ func TestReadme_CompletePolicyIsTheDefaultExample(t *testing.T) {
 // Every setting has a row in the README's settings table and a YAML example.
 func TestReadme_DocumentsEverySetting(t *testing.T) {
 	readme := string(readRepoFile(t, "README.md"))
-	for _, key := range []string{"bypassAuth", "bypassControllers", "systemUsers", "externalUsers", "externalGroups", "onUntrustedAnnotation", "legacyUserLabel"} {
+	for _, key := range settingsKeys(t) {
 		if !strings.Contains(readme, "| `"+key+"` |") {
 			t.Errorf("README.md settings table has no row for %s", key)
 		}
 		if !regexp.MustCompile(`(?m)^  ` + key + `:`).MatchString(readme) {
 			t.Errorf("README.md has no YAML example setting %s", key)
+		}
+	}
+}
+
+// The README's opening section says which kinds the policy handles: every kind of the policy's table.
+func TestReadme_NamesEveryKindOfTheTable(t *testing.T) {
+	readme := string(readRepoFile(t, "README.md"))
+	start := strings.Index(readme, "## What it does and why")
+	end := strings.Index(readme, "## Installation")
+	if start < 0 || end < start {
+		t.Fatal(`README.md has no "What it does and why" section before "Installation"`)
+	}
+	section := readme[start:end]
+	for _, k := range policy.Kinds() {
+		if !regexp.MustCompile(`\b` + k.Kind + `\b`).MatchString(section) {
+			t.Errorf("README.md's \"What it does and why\" does not name %s, a kind of policy.Kinds()", k.Kind)
 		}
 	}
 }

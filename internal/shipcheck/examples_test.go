@@ -3,6 +3,7 @@ package shipcheck
 import (
 	"encoding/json"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -21,15 +22,22 @@ type clusterAdmissionPolicy struct {
 		Name string `yaml:"name"`
 	} `yaml:"metadata"`
 	Spec struct {
-		Module            string         `yaml:"module"`
-		Mode              string         `yaml:"mode"`
-		Mutating          *bool          `yaml:"mutating"`
-		BackgroundAudit   *bool          `yaml:"backgroundAudit"`
-		FailurePolicy     string         `yaml:"failurePolicy"`
-		Rules             []rule         `yaml:"rules"`
-		NamespaceSelector labelSelector  `yaml:"namespaceSelector"`
-		Settings          map[string]any `yaml:"settings"`
+		Module            string           `yaml:"module"`
+		Mode              string           `yaml:"mode"`
+		Mutating          *bool            `yaml:"mutating"`
+		BackgroundAudit   *bool            `yaml:"backgroundAudit"`
+		FailurePolicy     string           `yaml:"failurePolicy"`
+		Rules             []rule           `yaml:"rules"`
+		MatchConditions   []matchCondition `yaml:"matchConditions"`
+		NamespaceSelector labelSelector    `yaml:"namespaceSelector"`
+		Settings          map[string]any   `yaml:"settings"`
 	} `yaml:"spec"`
+}
+
+// matchCondition is a CEL expression the API server evaluates before calling the webhook.
+type matchCondition struct {
+	Name       string `yaml:"name"`
+	Expression string `yaml:"expression"`
 }
 
 type labelSelector struct {
@@ -166,7 +174,8 @@ func TestExamples(t *testing.T) {
 				t.Errorf("spec.rules differ from metadata.yml rules (-metadata +example):\n%s", diff)
 			}
 			checkNamespaceSelector(t, pol.Spec.NamespaceSelector)
-			checkSettings(t, pol.Spec.Settings, tc)
+			s := checkSettings(t, pol.Spec.Settings, tc)
+			checkMatchConditions(t, pol.Spec.MatchConditions, s)
 		})
 	}
 }
@@ -192,7 +201,7 @@ func checkNamespaceSelector(t *testing.T, sel labelSelector) {
 
 // checkSettings runs the example's settings through the policy's own validation, exactly as
 // validate_settings sees them (policy-server hands the policy the settings as JSON).
-func checkSettings(t *testing.T, settings map[string]any, tc exampleCase) {
+func checkSettings(t *testing.T, settings map[string]any, tc exampleCase) policy.Settings {
 	t.Helper()
 	if settings == nil {
 		settings = map[string]any{}
@@ -216,6 +225,46 @@ func checkSettings(t *testing.T, settings map[string]any, tc exampleCase) {
 	for _, user := range tc.untrusted {
 		if s.SystemUsers.MatchString(user) {
 			t.Errorf("systemUsers matches %q", user)
+		}
+	}
+	return s
+}
+
+// checkMatchConditions wants every example to spare the policy the same requests as examples/default.yaml
+// (the cluster suite registers default.yaml's conditions and proves them), naming the annotation and the
+// legacy label the example's settings put in effect, and only kinds of the policy's table.
+func checkMatchConditions(t *testing.T, conditions []matchCondition, s policy.Settings) {
+	t.Helper()
+	var def clusterAdmissionPolicy
+	decodeStrict(t, "default.yaml", readRepoFile(t, "examples/default.yaml"), &def)
+	if diff := cmp.Diff(def.Spec.MatchConditions, conditions); diff != "" {
+		t.Errorf("spec.matchConditions differ from examples/default.yaml's (-default +example):\n%s", diff)
+	}
+	if len(conditions) == 0 {
+		t.Fatal("spec.matchConditions is empty")
+	}
+	var all strings.Builder
+	for _, c := range conditions {
+		all.WriteString(c.Expression)
+	}
+	wants := []string{"'" + policy.AnnotationKey + "'"}
+	if s.LegacyUserLabel != "" {
+		wants = append(wants, "'"+s.LegacyUserLabel+"'")
+	}
+	for _, want := range wants {
+		if !strings.Contains(all.String(), want) {
+			t.Errorf("spec.matchConditions do not name %s: they would let a change of it skip the policy", want)
+		}
+	}
+	kinds := map[string]bool{}
+	for _, k := range policy.Kinds() {
+		if k.Group == "" {
+			kinds[k.Kind] = true
+		}
+	}
+	for _, m := range regexp.MustCompile(`request\.kind\.kind != '([^']*)'`).FindAllStringSubmatch(all.String(), -1) {
+		if !kinds[m[1]] {
+			t.Errorf("spec.matchConditions name the kind %q, which is not a core kind of policy.Kinds()", m[1])
 		}
 	}
 }

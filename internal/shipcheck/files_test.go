@@ -102,16 +102,15 @@ func splitList(s string) []string {
 	return items
 }
 
-// settingsKeys is the policy's own list of settings keys, read from its unknown-key message so that a
-// key added to the policy without a question in questions-ui.yml fails the tests.
+// settingsKeys is the policy's own list of settings keys, so that a key added to the policy without a
+// question in questions-ui.yml or a row in the README fails the tests.
 func settingsKeys(t *testing.T) []string {
 	t.Helper()
 	_, msg := policy.CheckSettings([]byte(`{"x":1}`))
-	_, keys, found := strings.Cut(msg, "valid keys are ")
-	if !found {
-		t.Fatalf(`CheckSettings({"x":1}) = %q: want a message listing the valid keys after "valid keys are "`, msg)
+	if want := "valid keys are " + strings.Join(policy.SettingsKeys[:], ", "); !strings.Contains(msg, want) {
+		t.Fatalf(`CheckSettings({"x":1}) = %q: want a message listing the valid keys: %q`, msg, want)
 	}
-	return strings.Split(keys, ", ")
+	return append([]string(nil), policy.SettingsKeys[:]...)
 }
 
 // defaultSettings is what the policy runs with when given no settings.

@@ -2,24 +2,37 @@ package shipcheck
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy"
 )
 
-// wantRules are the kinds docs/rules.md "Words" (target metadata) lists, with the operations the policy decides
-// on: CREATE and UPDATE. DELETE and CONNECT are accepted unchanged, so the webhook need not see them.
-var wantRules = []rule{
-	{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods", "pods/status", "replicationcontrollers"}, Operations: []string{"CREATE", "UPDATE"}},
-	{APIGroups: []string{"apps"}, APIVersions: []string{"v1"}, Resources: []string{"deployments", "replicasets", "statefulsets", "daemonsets"}, Operations: []string{"CREATE", "UPDATE"}},
-	{APIGroups: []string{"batch"}, APIVersions: []string{"v1"}, Resources: []string{"jobs", "cronjobs"}, Operations: []string{"CREATE", "UPDATE"}},
+// wantRules derives metadata.yml's rules from the policy's table of kinds: one rule per API group and set
+// of operations, in the table's order, listing the resources (and subresources) that carry the kinds.
+// DELETE and CONNECT are accepted unchanged, so the webhook need not see them.
+func wantRules() []rule {
+	var rules []rule
+	for _, k := range policy.Kinds() {
+		i := slices.IndexFunc(rules, func(r rule) bool {
+			return r.APIGroups[0] == k.Group && slices.Equal(r.Operations, k.Operations)
+		})
+		if i < 0 {
+			rules = append(rules, rule{APIGroups: []string{k.Group}, APIVersions: []string{"v1"}, Operations: k.Operations})
+			i = len(rules) - 1
+		}
+		rules[i].Resources = append(rules[i].Resources, k.Resources...)
+	}
+	return rules
 }
 
-func TestMetadata_RulesCoverEveryKindOfTheSpec(t *testing.T) {
+func TestMetadata_RulesAreTheTableOfKinds(t *testing.T) {
 	md := loadMetadata(t)
-	if diff := cmp.Diff(wantRules, md.Rules); diff != "" {
-		t.Errorf("metadata.yml rules (-want +got):\n%s", diff)
+	if diff := cmp.Diff(wantRules(), md.Rules); diff != "" {
+		t.Errorf("metadata.yml rules differ from policy.Kinds() (-table +metadata.yml):\n%s", diff)
 	}
 }
 
@@ -114,27 +127,16 @@ func TestMetadata_AuthorIsNoPlaceholder(t *testing.T) {
 	}
 }
 
-// The resources annotations (shown by Artifact Hub and Rancher) must name exactly the kinds of the rules.
-func TestMetadata_ResourcesAnnotationsNameTheKindsOfTheRules(t *testing.T) {
+// The resources annotations (shown by Artifact Hub and Rancher) name exactly the kinds of the table.
+func TestMetadata_ResourcesAnnotationsNameTheKindsOfTheTable(t *testing.T) {
 	md := loadMetadata(t)
-	var ruleResources []string
-	for _, r := range md.Rules {
-		for _, resource := range r.Resources {
-			if !strings.Contains(resource, "/") { // a subresource (pods/status) is no kind of its own
-				ruleResources = append(ruleResources, resource)
-			}
-		}
+	var kinds []string
+	for _, k := range policy.Kinds() {
+		kinds = append(kinds, k.Kind)
 	}
 	for _, key := range []string{annResources, annAHResources} {
-		t.Run(key, func(t *testing.T) {
-			var fromKinds []string
-			for _, kind := range splitList(md.Annotations[key]) {
-				fromKinds = append(fromKinds, strings.ToLower(kind)+"s") // true for all eight kinds: Pod -> pods
-			}
-			if diff := cmp.Diff(ruleResources, fromKinds); diff != "" {
-				t.Errorf("%s = %q does not list the rules' resources in order (-rules +annotation):\n%s",
-					key, md.Annotations[key], diff)
-			}
-		})
+		if diff := cmp.Diff(kinds, splitList(md.Annotations[key])); diff != "" {
+			t.Errorf("%s = %q does not list the table's kinds in order (-table +annotation):\n%s", key, md.Annotations[key], diff)
+		}
 	}
 }

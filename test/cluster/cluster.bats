@@ -9,6 +9,13 @@ setup() {
   load lib
 }
 
+# A scenario that stops the webhook or registers another configuration puts them back at its end; this
+# does it when the scenario failed half-way, so that the next one starts from the shipped state.
+teardown() {
+  if [ ! -f "$RUN/pids/kwhost.pid" ]; then start_kwhost "$(cat "$RUN/kwhost.settings")" > /dev/null; fi
+  if [ "$(cat "$RUN/webhook.variant")" != default ]; then register_webhook; fi
+}
+
 # use_settings JSON: restart kwhost only when the settings change
 use_settings() {
   if [ "$(cat "$RUN/kwhost.settings")" != "$1" ]; then start_kwhost "$1"; fi
@@ -56,6 +63,74 @@ identities() {
   jq -r --arg ns "$1" 'select(.namespace == $ns and .operation == "CREATE" and (.dryRun | not) and (.subResource // "") == "")
     | [.kind, (if (.name // "") != "" then .name else (.generateName // "") + "*" end), (.userInfo | tojson), (if .patch then "patched" else "unchanged" end)] | @tsv' \
     "$RUN/reviews.jsonl" | sort -u
+}
+
+# binding_json POD [VALUE]: a Binding of POD to e2e-node, carrying VALUE as the annotation when given
+binding_json() {
+  jq -n --arg name "$1" --arg v "${2:-}" --arg k "$ANNOTATION" \
+    '{apiVersion: "v1", kind: "Binding", metadata: ({name: $name} + (if $v == "" then {} else {annotations: {($k): $v}} end)),
+      target: {apiVersion: "v1", kind: "Node", name: "e2e-node"}}'
+}
+
+# bind USER NS POD [VALUE]: USER creates the pods/POD/binding subresource, as a scheduler does
+bind() {
+  local f
+  f=$(mktemp "$BATS_TEST_TMPDIR/binding.XXXXXX")
+  binding_json "$3" "${4:-}" > "$f"
+  kc "$1" create --raw "/api/v1/namespaces/$2/pods/$3/binding" -f "$f"
+}
+
+# binding_probe NS POD: what a dry-run Binding of POD carrying an annotation gets now: allowed or denied
+binding_probe() {
+  local out
+  binding_json "$2" "$BOB_VALUE" > "$RUN/probe-binding.json"
+  if out=$(kc binder create --raw "/api/v1/namespaces/$1/pods/$2/binding?dryRun=All" -f "$RUN/probe-binding.json" 2>&1); then
+    echo allowed
+  elif [[ $out == *"denied the request"* ]]; then
+    echo denied
+  else
+    echo "error: $out"
+  fi
+}
+binding_denied() { [ "$(binding_probe "$@")" = denied ]; }
+binding_allowed() { [ "$(binding_probe "$@")" = allowed ]; }
+
+calls() { wc -l < "$RUN/reviews.jsonl"; }
+
+# label_probe NS POD: whether a dry-run label change of POD (annotation untouched) reached the webhook:
+# "called" without matchConditions, "skipped" with them
+label_probe() {
+  local before
+  before=$(calls)
+  kc admin -n "$1" label pod "$2" "probe=p$RANDOM" --overwrite --dry-run=server > /dev/null || { echo error; return; }
+  sleep 0.3 # kwhost records a request just after answering it
+  if [ "$(calls)" -gt "$before" ]; then echo called; else echo skipped; fi
+}
+updates_skipped() { [ "$(label_probe "$@")" = skipped ]; }
+updates_called() { [ "$(label_probe "$@")" = called ]; }
+
+# use_webhook NS POD [register_webhook ARGS...]: registers that configuration and waits until it is in force
+# (configurations take effect asynchronously), probing with POD, an unscheduled pod in NS
+use_webhook() {
+  local ns=$1 pod=$2
+  shift 2
+  register_webhook "$@"
+  local binding=denied updates=skipped arg
+  for arg in "$@"; do
+    case $arg in
+      no-conditions) updates=called ;;
+      without:pods/binding) binding=allowed ;;
+    esac
+  done
+  wait_until 60 "Bindings of $ns to be $binding" "binding_$binding" "$ns" "$pod"
+  wait_until 60 "unchanged pod updates in $ns to be $updates" "updates_$updates" "$ns" "$pod"
+  echo "webhook configuration: ${*:-as shipped (metadata.yml rules, matchConditions of examples/default.yaml)}"
+}
+
+# kubelet_status NS POD: a status update like the kubelet's (Running and Ready), annotation untouched
+kubelet_status() {
+  kc admin -n "$1" patch pod "$2" --subresource=status --type=merge \
+    -p '{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"},{"type":"PodScheduled","status":"True"}]}}'
 }
 
 ensure_node() {
@@ -371,6 +446,342 @@ no_bypass_replace() {
   [ "$status" -ne 0 ]
   [[ "$stderr" == *"cannot be changed once the pod exists"* ]]
   [ "$(value t-status pod/alice-pod)" = "$ALICE_VALUE" ]
+}
+
+@test "a Binding rewrites the annotation when pods/binding is not registered; registered, it cannot, and the scheduler's Bindings still pass (rule 10)" {
+  use_settings '{}'
+  local ns=t-binding
+  new_namespace "$ns"
+  ensure_node
+  local p
+  for p in probe hole fixed scheduled top-level; do kc alice -n "$ns" run "$p" --image="$IMAGE" --restart=Never > /dev/null; done
+  echo "binder holds one right: $(kc admin get clusterrole e2e-binder -o jsonpath='{.rules}')"
+  run kc binder -n "$ns" get pods
+  [ "$status" -ne 0 ] # not even get
+  echo "annotation of alice's pods: $(value "$ns" pod/hole)"
+
+  use_webhook "$ns" probe without:pods/binding without:bindings
+  run --separate-stderr bind binder "$ns" hole "$BOB_VALUE"
+  echo "binder: create pods/hole/binding carrying bob's value -> exit $status; stderr: ${stderr:-<none>}"
+  [ "$status" -eq 0 ]
+  echo "pod hole: node $(kc admin -n "$ns" get pod hole -o jsonpath='{.spec.nodeName}'), annotation now: $(value "$ns" pod/hole)"
+  echo "webhook requests for Bindings in $ns (not dry runs): $(jq -c --arg ns "$ns" 'select(.namespace == $ns and .kind == "Binding" and (.dryRun | not))' "$RUN/reviews.jsonl" | wc -l)"
+  [ "$(value "$ns" pod/hole)" = "$BOB_VALUE" ]
+  echo "HOLE SHOWN: without the pods/binding rule, a user who may only create pods/binding rewrote alice's pod to bob, and no webhook was asked"
+
+  use_webhook "$ns" probe
+  run --separate-stderr bind binder "$ns" fixed "$BOB_VALUE"
+  echo "binder: create pods/fixed/binding carrying bob's value -> exit $status; stderr: $stderr"
+  [ "$status" -ne 0 ]
+  [[ "$stderr" == *"denied the request: a Binding cannot set the $ANNOTATION annotation"* ]]
+  echo "pod fixed: node '$(kc admin -n "$ns" get pod fixed -o jsonpath='{.spec.nodeName}')', annotation $(value "$ns" pod/fixed)"
+  [ "$(value "$ns" pod/fixed)" = "$ALICE_VALUE" ]
+  [ -z "$(kc admin -n "$ns" get pod fixed -o jsonpath='{.spec.nodeName}')" ]
+
+  # A scheduler's Binding carries no annotations: it binds, and never reaches the webhook (matchConditions).
+  local before
+  before=$(jq -c --arg ns "$ns" 'select(.namespace == $ns and .kind == "Binding")' "$RUN/reviews.jsonl" | wc -l)
+  run --separate-stderr bind binder "$ns" scheduled
+  echo "binder: create pods/scheduled/binding without annotations (a scheduler's) -> exit $status; stderr: ${stderr:-<none>}"
+  [ "$status" -eq 0 ]
+  echo "pod scheduled: node $(kc admin -n "$ns" get pod scheduled -o jsonpath='{.spec.nodeName}'), annotation $(value "$ns" pod/scheduled)"
+  [ "$(kc admin -n "$ns" get pod scheduled -o jsonpath='{.spec.nodeName}')" = e2e-node ]
+  [ "$(value "$ns" pod/scheduled)" = "$ALICE_VALUE" ]
+  sleep 0.3
+  [ "$(jq -c --arg ns "$ns" 'select(.namespace == $ns and .kind == "Binding")' "$RUN/reviews.jsonl" | wc -l)" -eq "$before" ]
+  echo "checked: the scheduler-style Binding passed without a webhook call"
+
+  # The older top-level bindings resource (kubectl create -f of a Binding posts there).
+  binding_json top-level "$BOB_VALUE" > "$BATS_TEST_TMPDIR/top.json"
+  run --separate-stderr kc admin -n "$ns" create -f "$BATS_TEST_TMPDIR/top.json"
+  echo "admin: create bindings/top-level carrying bob's value -> exit $status; stderr: $stderr"
+  [ "$status" -ne 0 ]
+  [[ "$stderr" == *"denied the request: a Binding cannot set the $ANNOTATION annotation"* ]]
+  binding_json top-level > "$BATS_TEST_TMPDIR/top.json"
+  run --separate-stderr kc admin -n "$ns" create -f "$BATS_TEST_TMPDIR/top.json"
+  echo "admin: create bindings/top-level without annotations -> exit $status; stderr: ${stderr:-<none>}"
+  [ "$status" -eq 0 ]
+  [ "$(value "$ns" pod/top-level)" = "$ALICE_VALUE" ]
+  kc admin delete namespace "$ns" --wait=false > /dev/null
+}
+
+@test "with the webhook down (failurePolicy Fail), matchConditions let kubelet status updates and scheduler Bindings through; an annotation change is still refused" {
+  use_settings '{}'
+  local ns=t-webhook-down
+  new_namespace "$ns"
+  ensure_node
+  local p
+  for p in probe kubelet scheduled; do kc alice -n "$ns" run "$p" --image="$IMAGE" --restart=Never > /dev/null; done
+
+  use_webhook "$ns" probe no-conditions
+  stop kwhost
+  echo "kwhost stopped"
+  run --separate-stderr kubelet_status "$ns" kubelet
+  echo "without matchConditions: kubelet-style status update -> exit $status; stderr: $stderr"
+  [ "$status" -ne 0 ]
+  [[ "$stderr" == *"failed calling webhook"* ]]
+  start_kwhost '{}' > /dev/null
+
+  use_webhook "$ns" probe
+  stop kwhost
+  echo "kwhost stopped"
+  run --separate-stderr kubelet_status "$ns" kubelet
+  echo "with matchConditions: kubelet-style status update -> exit $status; stderr: ${stderr:-<none>}"
+  [ "$status" -eq 0 ]
+  [ "$(kc admin -n "$ns" get pod kubelet -o jsonpath='{.status.phase}')" = Running ]
+  run --separate-stderr bind binder "$ns" scheduled
+  echo "with matchConditions: binder's Binding without annotations -> exit $status; stderr: ${stderr:-<none>}"
+  [ "$status" -eq 0 ]
+  [ "$(kc admin -n "$ns" get pod scheduled -o jsonpath='{.spec.nodeName}')" = e2e-node ]
+  run --separate-stderr kc admin -n "$ns" annotate --overwrite pod kubelet "$ANNOTATION=$BOB_VALUE"
+  echo "with matchConditions: admin annotates the pod -> exit $status; stderr: $stderr"
+  [ "$status" -ne 0 ]
+  [[ "$stderr" == *"failed calling webhook"* ]]
+  run --separate-stderr kc admin -n "$ns" patch pod kubelet --subresource=status --type=merge -p "$(jq -cn --arg k "$ANNOTATION" --arg v "$BOB_VALUE" '{metadata: {annotations: {($k): $v}}}')"
+  echo "with matchConditions: admin changes the annotation through pods/status -> exit $status; stderr: $stderr"
+  [ "$status" -ne 0 ]
+  [[ "$stderr" == *"failed calling webhook"* ]]
+  run --separate-stderr bind binder "$ns" probe "$BOB_VALUE"
+  echo "with matchConditions: binder's Binding carrying bob's value -> exit $status; stderr: $stderr"
+  [ "$status" -ne 0 ]
+  [[ "$stderr" == *"failed calling webhook"* ]]
+  [ "$(value "$ns" pod/kubelet)" = "$ALICE_VALUE" ]
+  [ "$(value "$ns" pod/probe)" = "$ALICE_VALUE" ]
+  start_kwhost '{}' > /dev/null
+  echo "kwhost started again"
+  kc admin delete namespace "$ns" --wait=false > /dev/null
+}
+
+# rollout NS NODE: alice creates a Deployment of 2 and changes its image; a scheduler binds every pod
+# (pods/binding, no annotations) and a kubelet marks it Running and Ready (pods/status), until the rollout
+# is complete. Prints the webhook calls it caused, by kind/subresource and operation.
+rollout() {
+  local ns=$1 node=$2
+  new_namespace "$ns"
+  kc admin apply -f - > /dev/null <<Y
+apiVersion: v1
+kind: Node
+metadata: {name: $node}
+Y
+  kc alice -n "$ns" create deployment web --image="$IMAGE" --replicas=2 > /dev/null
+  local started=0 deadline=$(($(date +%s) + 120)) p done=false
+  while [ "$(date +%s)" -lt "$deadline" ]; do
+    for p in $(kc admin -n "$ns" get pods -o json | jq -r '.items[] | select(.spec.nodeName == null and .metadata.deletionTimestamp == null) | .metadata.name'); do
+      binding_json "$p" | jq --arg n "$node" '.target.name = $n' > "$BATS_TEST_TMPDIR/b.json"
+      kc binder create --raw "/api/v1/namespaces/$ns/pods/$p/binding" -f "$BATS_TEST_TMPDIR/b.json" > /dev/null 2>&1 || true
+    done
+    for p in $(kc admin -n "$ns" get pods -o json | jq -r '.items[] | select(.spec.nodeName != null and .status.phase != "Running") | .metadata.name'); do
+      kubelet_status "$ns" "$p" > /dev/null 2>&1 || true
+    done
+    if [ "$started" = 0 ]; then
+      if kc admin -n "$ns" get deployment web -o json | jq -e '.status.availableReplicas == 2' > /dev/null; then
+        kc alice -n "$ns" set image deployment/web "pause=registry.invalid/pause:2" > /dev/null
+        started=1
+      fi
+    elif kc admin -n "$ns" get deployment web -o json |
+      jq -e '.status.observedGeneration == .metadata.generation and .status.updatedReplicas == 2 and .status.availableReplicas == 2 and (.status.replicas == 2)' > /dev/null; then
+      done=true
+      break
+    fi
+    sleep 0.5
+  done
+  sleep 1
+  echo "rollout in $ns complete: $done; pods: $(pod_count "$ns"), ReplicaSets: $(kc admin -n "$ns" get rs --no-headers | wc -l)"
+  jq -r --arg ns "$ns" 'select(.namespace == $ns and (.dryRun | not)) | (.kind + (if (.subResource // "") != "" then "/" + .subResource else "" end)) + " " + .operation' \
+    "$RUN/reviews.jsonl" | sort | uniq -c | sed 's/^/  /'
+  [ "$done" = true ]
+  kc admin delete namespace "$ns" --wait=false > /dev/null
+  kc admin delete node "$node" --wait=false > /dev/null
+}
+
+calls_in() { jq -c --arg ns "$1" 'select(.namespace == $ns and (.dryRun | not))' "$RUN/reviews.jsonl" | wc -l; }
+
+@test "webhook calls of a Deployment rollout, with and without the examples' matchConditions" {
+  use_settings '{}'
+  use_kcm sa
+  new_namespace t-calls-probe
+  kc alice -n t-calls-probe run probe --image="$IMAGE" --restart=Never > /dev/null
+
+  use_webhook t-calls-probe probe no-conditions
+  rollout t-calls-without e2e-calls-without
+  local without with
+  without=$(calls_in t-calls-without)
+
+  use_webhook t-calls-probe probe
+  rollout t-calls-with e2e-calls-with
+  with=$(calls_in t-calls-with)
+  echo "webhook calls for the same rollout: $without without matchConditions, $with with them"
+  [ "$with" -lt "$without" ]
+  # With them, neither the scheduler's Bindings nor the kubelet's status updates reach the policy.
+  [ -z "$(jq -c 'select(.namespace == "t-calls-with" and ((.kind == "Binding") or (.subResource == "status")))' "$RUN/reviews.jsonl")" ]
+  echo "$without $with" > "$RUN/rollout-calls"
+  kc admin delete namespace t-calls-probe --wait=false > /dev/null
+}
+
+# raw_patch NS POD SUBRESOURCE TYPE BODY: PATCH pods/POD/SUBRESOURCE as admin (TYPE: merge-patch, ...);
+# fails with the API server's message on an HTTP error
+raw_patch() {
+  local out code
+  out=$(curl -s --max-time 20 --cacert "$PKI/ca.crt" --cert "$PKI/admin.crt" --key "$PKI/admin.key" -X PATCH \
+    -H "Content-Type: application/$4+json" --data "$5" -w '\n%{http_code}' \
+    "https://127.0.0.1:$API_PORT/api/v1/namespaces/$1/pods/$2/$3")
+  code=${out##*$'\n'}
+  if [ "$code" != 200 ]; then
+    echo "HTTP $code: $(jq -r '.message // empty' <<< "${out%$'\n'*}" 2> /dev/null)" >&2
+    return 1
+  fi
+}
+
+# survey_pod NS POD PATH: tries to change POD's annotation to bob's value through PATH (a subresource of
+# pods); prints "annotation-after|exit code: error"
+survey_pod() {
+  local ns=$1 pod=$2 path=$3 f md rc=0
+  f=$(mktemp "$BATS_TEST_TMPDIR/survey.XXXXXX")
+  md=$(jq -cn --arg k "$ANNOTATION" --arg v "$BOB_VALUE" '{annotations: {($k): $v}}')
+  case $path in
+    update) kc admin -n "$ns" patch pod "$pod" --type=merge -p "{\"metadata\":$md}" > /dev/null 2> "$f.err" || rc=$? ;;
+    status) kc admin -n "$ns" patch pod "$pod" --subresource=status --type=merge -p "{\"metadata\":$md}" > /dev/null 2> "$f.err" || rc=$? ;;
+    # kubectl 1.31 patches only status and scale: the other subresources are patched over HTTP.
+    ephemeralcontainers)
+      raw_patch "$ns" "$pod" ephemeralcontainers strategic-merge-patch \
+        "{\"metadata\":$md,\"spec\":{\"ephemeralContainers\":[{\"name\":\"debug\",\"image\":\"$IMAGE\"}]}}" > /dev/null 2> "$f.err" || rc=$? ;;
+    resize)
+      raw_patch "$ns" "$pod" resize merge-patch \
+        "{\"metadata\":$md,\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"200m\"},\"limits\":{\"cpu\":\"200m\"}}}]}}" > /dev/null 2> "$f.err" || rc=$? ;;
+    binding)
+      binding_json "$pod" "$BOB_VALUE" > "$f"
+      kc admin create --raw "/api/v1/namespaces/$ns/pods/$pod/binding" -f "$f" > /dev/null 2> "$f.err" || rc=$? ;;
+    eviction)
+      jq -n --arg name "$pod" --argjson md "$md" '{apiVersion: "policy/v1", kind: "Eviction", metadata: ({name: $name} + $md)}' > "$f"
+      kc admin create --raw "/api/v1/namespaces/$ns/pods/$pod/eviction" -f "$f" > /dev/null 2> "$f.err" || rc=$? ;;
+  esac
+  local after
+  after=$(kc admin -n "$ns" get pod "$pod" -o json 2> /dev/null | jq -r --arg k "$ANNOTATION" '(.metadata.annotations // {})[$k] // "<none>"') || true
+  if [ "$rc" -ne 0 ]; then rc="$rc: $(head -c 160 "$f.err" | tr '\n' ' ')"; fi
+  echo "${after:-<pod gone>}|$rc"
+}
+
+# survey_workload NS RESOURCE NAME SUBRESOURCE TEMPLATE-PATH: tries to change the pod template's annotation
+# through the subresource (status: the template in the object; scale: the Scale's own metadata)
+survey_workload() {
+  local ns=$1 res=$2 name=$3 sub=$4 tpl=$5 patch rc=0 md
+  md=$(jq -cn --arg k "$ANNOTATION" --arg v "$BOB_VALUE" '{annotations: {($k): $v}}')
+  case $sub in
+    status) patch=$(jq -cn --argjson md "$md" --arg tpl "$tpl" '{} | setpath($tpl | split(".") | .[1:]; $md) + {status: {}}') ;;
+    scale) patch=$(jq -cn --argjson md "$md" '{metadata: $md, spec: {replicas: 0}}') ;;
+  esac
+  kc admin -n "$ns" patch "$res" "$name" --subresource="$sub" --type=merge -p "$patch" > /dev/null 2> "$BATS_TEST_TMPDIR/w.err" || rc=$?
+  if [ "$rc" -ne 0 ]; then rc="$rc: $(head -c 160 "$BATS_TEST_TMPDIR/w.err" | tr '\n' ' ')"; fi
+  echo "$(value "$ns" "$res/$name" "$tpl")|$rc"
+}
+
+# short_value VALUE: alice, bob (CHANGED) or the value as it is
+short_value() {
+  case $1 in
+    "$ALICE_VALUE") echo alice ;;
+    "$BOB_VALUE") echo "bob (CHANGED)" ;;
+    *) echo "$1" ;;
+  esac
+}
+
+# survey_workloads NS: one of each workload, replicas 0 / suspended, its template carrying alice's value
+survey_workloads() {
+  local ns=$1 who=$2 tmeta
+  tmeta=$(jq -cn --arg k "$ANNOTATION" --arg v "$ALICE_VALUE" '{labels: {app: "s"}, annotations: {($k): $v}}')
+  kc "$who" -n "$ns" apply -f - > /dev/null <<Y
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: s}
+spec: {replicas: 0, selector: {matchLabels: {app: s}}, template: {metadata: $tmeta, spec: {containers: [{name: c, image: $IMAGE}]}}}
+---
+apiVersion: apps/v1
+kind: ReplicaSet
+metadata: {name: s}
+spec: {replicas: 0, selector: {matchLabels: {app: s}}, template: {metadata: $tmeta, spec: {containers: [{name: c, image: $IMAGE}]}}}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: s}
+spec: {replicas: 0, serviceName: s, selector: {matchLabels: {app: s}}, template: {metadata: $tmeta, spec: {containers: [{name: c, image: $IMAGE}]}}}
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: s}
+spec: {selector: {matchLabels: {app: s}}, template: {metadata: $tmeta, spec: {nodeSelector: {none: none}, containers: [{name: c, image: $IMAGE}]}}}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: s}
+spec: {suspend: true, template: {metadata: $tmeta, spec: {restartPolicy: Never, containers: [{name: c, image: $IMAGE}]}}}
+---
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: s}
+spec: {suspend: true, schedule: "0 0 1 1 *", jobTemplate: {spec: {template: {metadata: $tmeta, spec: {restartPolicy: Never, containers: [{name: c, image: $IMAGE}]}}}}}
+---
+apiVersion: v1
+kind: ReplicationController
+metadata: {name: s}
+spec: {replicas: 0, selector: {app: s}, template: {metadata: $tmeta, spec: {containers: [{name: c, image: $IMAGE}]}}}
+Y
+}
+
+@test "survey: no pod or workload subresource can change the annotation (every path the API server serves)" {
+  use_settings '{}'
+  local bare=t-survey-bare covered=t-survey
+  new_namespace "$bare" unlabelled # no webhook: what the API server itself lets through
+  new_namespace "$covered"         # the shipped webhook configuration
+  ensure_node
+  local served
+  served=$(kc admin get --raw /api/v1 | jq -r '[.resources[].name | select(startswith("pods/"))] | join(" ")')
+  echo "Kubernetes $(kc admin version -o json | jq -r .serverVersion.gitVersion); pod subresources served: $served"
+  local path ns pod result bare_result rows=() failures=()
+  for path in update status ephemeralcontainers binding eviction resize; do
+    if [ "$path" != update ] && [[ " $served " != *" pods/$path "* ]]; then
+      rows+=("pods/$path|not served|not served|-|-")
+      continue
+    fi
+    pod=s-$path
+    pod_json "$pod" "$ALICE_VALUE" | jq '.spec.containers[0].resources = {requests: {cpu: "100m"}, limits: {cpu: "100m"}}' > "$BATS_TEST_TMPDIR/p.json"
+    kc admin -n "$bare" create -f "$BATS_TEST_TMPDIR/p.json" > /dev/null
+    kc alice -n "$covered" create -f "$BATS_TEST_TMPDIR/p.json" > /dev/null 2>&1 || true
+    if [ "$path" = resize ] || [ "$path" = ephemeralcontainers ]; then
+      # resize (and a kubelet's view of ephemeral containers) concern a running pod: bind it first
+      bind admin "$bare" "$pod" > /dev/null
+      bind admin "$covered" "$pod" > /dev/null
+    fi
+    bare_result=$(survey_pod "$bare" "$pod" "$path")
+    result=$(survey_pod "$covered" "$pod" "$path")
+    rows+=("pods/$path|${bare_result%%|*}|${result%%|*}|${bare_result#*|}|${result#*|}")
+    case ${result%%|*} in
+      "$ALICE_VALUE" | "<pod gone>") ;;
+      *) failures+=("pods/$path") ;;
+    esac
+  done
+  survey_workloads "$bare" admin
+  survey_workloads "$covered" alice
+  local w res sub tpl
+  for w in deployments:status deployments:scale replicasets:status replicasets:scale statefulsets:status statefulsets:scale \
+    daemonsets:status jobs:status cronjobs:status replicationcontrollers:status replicationcontrollers:scale; do
+    res=${w%%:*} sub=${w#*:} tpl=.spec.template.metadata
+    [ "$res" = cronjobs ] && tpl=.spec.jobTemplate.spec.template.metadata
+    bare_result=$(survey_workload "$bare" "$res" s "$sub" "$tpl")
+    result=$(survey_workload "$covered" "$res" s "$sub" "$tpl")
+    rows+=("$res/$sub|${bare_result%%|*}|${result%%|*}|${bare_result#*|}|${result#*|}")
+    [ "${result%%|*}" = "$ALICE_VALUE" ] || failures+=("$res/$sub")
+  done
+  echo "path | annotation after the attempt: without a webhook | with the shipped webhook || exit codes: without | with"
+  local row bare_rc rc
+  for row in "${rows[@]}"; do
+    IFS='|' read -r path bare_result result bare_rc rc <<< "$row"
+    echo "  $path | $(short_value "$bare_result") | $(short_value "$result") || $bare_rc | $rc"
+  done
+  echo "paths where the annotation changed despite the webhook: ${failures[*]:-none}"
+  [ "${#failures[@]}" -eq 0 ]
+  # Without a webhook, pods/status and pods/binding do change it: that is why both are registered.
+  printf '%s\n' "${rows[@]}" | grep -qF "pods/status|$BOB_VALUE|"
+  printf '%s\n' "${rows[@]}" | grep -qF "pods/binding|$BOB_VALUE|"
+  kc admin delete namespace "$bare" "$covered" --wait=false > /dev/null
 }
 
 @test "every Pod the controllers make from alice's workloads carries her identity; their templates are not mutated (controllers as service accounts)" {

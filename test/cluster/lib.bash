@@ -94,7 +94,7 @@ current-context: e2e
 KC
 }
 
-# kc USER ARGS...: kubectl as USER (admin, alice, bob, airflow)
+# kc USER ARGS...: kubectl as USER (admin, alice, bob, airflow, binder)
 kc() {
   local user=$1
   shift
@@ -185,12 +185,26 @@ start_kwhost() {
   fi
 }
 
-# register_webhook: the MutatingWebhookConfiguration generated from metadata.yml, for the namespaces
-# labelled $NS_LABEL (the control plane's own namespaces stay out of it).
+# register_webhook [no-conditions] [without:RESOURCE]...: the MutatingWebhookConfiguration generated from
+# metadata.yml, with the matchConditions of $MATCH_CONDITIONS (examples/default.yaml), for the namespaces
+# labelled $NS_LABEL (the control plane's own namespaces stay out of it). "no-conditions" leaves the
+# matchConditions out; "without:pods/binding" leaves a resource out of the rules, to show the hole its rule
+# closes. $RUN/webhook-configuration.json is what is registered, $RUN/webhook.variant says which.
 register_webhook() {
+  local conditions=(-match-conditions "$MATCH_CONDITIONS") drop=() arg
+  for arg in "$@"; do
+    case $arg in
+      no-conditions) conditions=() ;;
+      without:*) drop+=("${arg#without:}") ;;
+      *) echo "register_webhook: unknown argument $arg" >&2; return 2 ;;
+    esac
+  done
   "$WEBHOOKCONFIG" -metadata "$METADATA" -url "https://127.0.0.1:$WEBHOOK_PORT/validate/yunikorn-user-info" \
-    -ca-file "$PKI/ca.crt" -namespace-label "$NS_LABEL" > "$RUN/webhook-configuration.json"
+    -ca-file "$PKI/ca.crt" -namespace-label "$NS_LABEL" "${conditions[@]}" |
+    jq '.webhooks[0].rules |= (map(.resources -= $ARGS.positional) | map(select(.resources | length > 0)))' \
+      --args "${drop[@]}" > "$RUN/webhook-configuration.json"
   kc admin apply -f "$RUN/webhook-configuration.json" > /dev/null
+  echo "${*:-default}" > "$RUN/webhook.variant"
 }
 
 # e2e RBAC: the users may do anything with the kinds the policy sees, in any namespace; nothing else.
@@ -221,6 +235,22 @@ subjects:
 - {apiGroup: rbac.authorization.k8s.io, kind: Group, name: devops}
 - {apiGroup: rbac.authorization.k8s.io, kind: Group, name: qa}
 - {apiGroup: rbac.authorization.k8s.io, kind: Group, name: workflow-engines}
+---
+# binder may do one thing: create pods/binding, as a scheduler (or a tenant's own scheduler) may.
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: e2e-binder}
+rules:
+- apiGroups: [""]
+  resources: [pods/binding]
+  verbs: [create]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: e2e-binder}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: e2e-binder}
+subjects:
+- {apiGroup: rbac.authorization.k8s.io, kind: Group, name: binders}
 Y
 }
 

@@ -12,7 +12,7 @@
 #  5. Everything started here is stopped by recorded PID on the way out, failure or not (KEEP=1 leaves
 #     it running for a look; `make e2e-cluster-down` stops it).
 #
-# Env: KWHOST, POLICY, WEBHOOKCONFIG (built by make), KUBE_BIN, KUBE_VERSION, RUN (state, default
+# Env: KWHOST, POLICY, WEBHOOKCONFIG (built by make), METADATA, MATCH_CONDITIONS, KUBE_BIN, KUBE_VERSION, RUN (state, default
 # build/cluster), API_PORT, ETCD_PORT, KCM_PORT, WEBHOOK_PORT, BATS_FILTER (a regex of test names).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -25,6 +25,8 @@ export KUBE_BIN=${KUBE_BIN:-$ROOT/.tools/k8s/v$KUBE_VERSION/bin}
 export RUN=${RUN:-$ROOT/build/cluster}
 export KWHOST=${KWHOST:-$ROOT/build/kwhost} POLICY=${POLICY:-$ROOT/policy.wasm}
 export WEBHOOKCONFIG=${WEBHOOKCONFIG:-$ROOT/build/webhookconfig} METADATA=${METADATA:-$ROOT/metadata.yml}
+# The webhook gets the matchConditions of the shipped example, so that the suite proves what users deploy.
+export MATCH_CONDITIONS=${MATCH_CONDITIONS:-$ROOT/examples/default.yaml}
 # Uncommon ports, so that the suite does not collide with a cluster or a policy-server on this machine.
 export API_PORT=${API_PORT:-16443} ETCD_PORT=${ETCD_PORT:-12379} ETCD_PEER_PORT=${ETCD_PEER_PORT:-12380}
 export KCM_PORT=${KCM_PORT:-20257} WEBHOOK_PORT=${WEBHOOK_PORT:-19443}
@@ -44,7 +46,7 @@ B
   exit 0
 }
 
-for f in "$KWHOST" "$POLICY" "$WEBHOOKCONFIG" "$METADATA"; do
+for f in "$KWHOST" "$POLICY" "$WEBHOOKCONFIG" "$METADATA" "$MATCH_CONDITIONS"; do
   [ -e "$f" ] || { echo "run.sh: $f is missing: run it through 'make e2e-cluster'" >&2; exit 2; }
 done
 
@@ -110,7 +112,7 @@ cleanup() {
 trap cleanup EXIT
 
 "$HERE/pki.sh" "$RUN/pki"
-for u in admin kcm alice bob airflow; do write_kubeconfig "$u"; done
+for u in admin kcm alice bob airflow binder; do write_kubeconfig "$u"; done
 start_etcd
 echo "etcd ready [$(el)]"
 start_apiserver
@@ -118,7 +120,7 @@ echo "kube-apiserver ready [$(el)]"
 start_kwhost '{}'
 setup_rbac
 register_webhook
-echo "kwhost serve ready, webhook registered from $(basename "$METADATA") [$(el)]"
+echo "kwhost serve ready, webhook registered from $(basename "$METADATA") with the matchConditions of $(basename "$MATCH_CONDITIONS") [$(el)]"
 start_kcm sa
 new_namespace e2e-probe
 wait_webhook e2e-probe

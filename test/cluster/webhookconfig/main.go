@@ -4,14 +4,17 @@
 // that ships, not a hand-written copy of it.
 //
 //	go run ./test/cluster/webhookconfig -metadata metadata.yml -url https://127.0.0.1:19443/validate \
-//	  -ca-file ca.crt -namespace-label yunikorn-user-info-e2e=enabled
+//	  -ca-file ca.crt -namespace-label yunikorn-user-info-e2e=enabled \
+//	  -match-conditions examples/default.yaml
 //
-// Subresources: the rules are copied verbatim. "pods" does not match "pods/status", and an update
-// through pods/status may change a pod's annotations (the status strategy keeps only the old spec and
-// owner references), so a pods/status rule must be in metadata.yml for rule 5 (docs/rules.md) to hold against it.
-// The suite checks that in its own test rather than patching the rule in here. Other pod subresources
-// need no rule: pods/ephemeralcontainers and pods/resize keep the old metadata, pods/binding and
-// pods/eviction carry other kinds, and exec, attach and portforward are CONNECTs.
+// Subresources: the rules are copied verbatim. "pods" does not match "pods/status" or "pods/binding":
+// an update through pods/status may change a pod's annotations (the status strategy keeps only the old
+// spec and owner references), and a Binding's annotations are copied onto the pod it binds, so both must
+// be in metadata.yml for rules 5 and 10 to hold against them. The suite shows each hole with the rule
+// left out and the fix with it in, rather than patching rules in here.
+//
+// -match-conditions takes the matchConditions of a ClusterAdmissionPolicy (the shipped example), so
+// that the suite proves the conditions users deploy, not a copy of them.
 //
 // It is test tooling: it is not built into the policy or the host.
 package main
@@ -43,9 +46,15 @@ type rule struct {
 	Scope       string   `yaml:"scope,omitempty" json:"scope,omitempty"`
 }
 
+// matchCondition is a CEL expression the API server evaluates before it calls the webhook.
+type matchCondition struct {
+	Name       string `yaml:"name" json:"name"`
+	Expression string `yaml:"expression" json:"expression"`
+}
+
 type options struct {
-	metadata, url, caFile, namespaceLabel, name string
-	timeoutSeconds                              int
+	metadata, url, caFile, namespaceLabel, name, matchConditions string
+	timeoutSeconds                                               int
 }
 
 func main() {
@@ -56,6 +65,7 @@ func main() {
 	flag.StringVar(&o.namespaceLabel, "namespace-label", "", "only namespaces with this label (key=value)")
 	flag.StringVar(&o.name, "name", "yunikorn-user-info-e2e", "the configuration's name")
 	flag.IntVar(&o.timeoutSeconds, "timeout-seconds", 10, "the API server's timeout for one call")
+	flag.StringVar(&o.matchConditions, "match-conditions", "", "a ClusterAdmissionPolicy YAML whose spec.matchConditions the webhook gets (none when empty)")
 	flag.Parse()
 	if err := run(o, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "webhookconfig:", err)
@@ -79,7 +89,17 @@ func run(o options, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := configuration(o, rules, ca)
+	var conditions []matchCondition
+	if o.matchConditions != "" {
+		data, err := os.ReadFile(o.matchConditions)
+		if err != nil {
+			return err
+		}
+		if conditions, err = matchConditionsOf(data); err != nil {
+			return fmt.Errorf("%s: %w", o.matchConditions, err)
+		}
+	}
+	cfg, err := configuration(o, rules, conditions, ca)
 	if err != nil {
 		return err
 	}
@@ -111,7 +131,32 @@ func rulesOf(data []byte) ([]rule, error) {
 	return m.Rules, nil
 }
 
-func configuration(o options, rules []rule, ca []byte) (map[string]any, error) {
+// matchConditionsOf reads spec.matchConditions of a ClusterAdmissionPolicy.
+func matchConditionsOf(data []byte) ([]matchCondition, error) {
+	var p struct {
+		Kind string `yaml:"kind"`
+		Spec struct {
+			MatchConditions []matchCondition `yaml:"matchConditions"`
+		} `yaml:"spec"`
+	}
+	if err := yaml.Unmarshal(data, &p); err != nil {
+		return nil, err
+	}
+	if p.Kind != "ClusterAdmissionPolicy" {
+		return nil, fmt.Errorf("kind %q, want a ClusterAdmissionPolicy", p.Kind)
+	}
+	if len(p.Spec.MatchConditions) == 0 {
+		return nil, errors.New("spec.matchConditions is empty")
+	}
+	for i, c := range p.Spec.MatchConditions {
+		if c.Name == "" || strings.TrimSpace(c.Expression) == "" {
+			return nil, fmt.Errorf("spec.matchConditions[%d]: name and expression are required", i)
+		}
+	}
+	return p.Spec.MatchConditions, nil
+}
+
+func configuration(o options, rules []rule, conditions []matchCondition, ca []byte) (map[string]any, error) {
 	hook := map[string]any{
 		"name":                    o.name + ".kwhost.test",
 		"clientConfig":            map[string]any{"url": o.url, "caBundle": base64.StdEncoding.EncodeToString(ca)},
@@ -122,6 +167,9 @@ func configuration(o options, rules []rule, ca []byte) (map[string]any, error) {
 		"admissionReviewVersions": []string{"v1"},
 		"timeoutSeconds":          o.timeoutSeconds,
 		"reinvocationPolicy":      "Never",
+	}
+	if len(conditions) > 0 {
+		hook["matchConditions"] = conditions
 	}
 	if o.namespaceLabel != "" {
 		key, value, ok := strings.Cut(o.namespaceLabel, "=")

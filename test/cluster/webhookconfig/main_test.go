@@ -67,3 +67,36 @@ func TestRulesOf_Refusals(t *testing.T) {
 		}
 	}
 }
+
+func TestRun_MatchConditionsAreTheExamples(t *testing.T) {
+	dir := t.TempDir()
+	ca := filepath.Join(dir, "ca.crt")
+	if err := os.WriteFile(ca, []byte("PEM"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := run(options{metadata: "../../../metadata.yml", url: "https://x/validate", caFile: ca, name: "x",
+		matchConditions: "../../../examples/default.yaml"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		Webhooks []struct{ MatchConditions []matchCondition }
+	}
+	if err := json.Unmarshal(out.Bytes(), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile("../../../examples/default.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := matchConditionsOf(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, cfg.Webhooks[0].MatchConditions); diff != "" || len(want) == 0 {
+		t.Errorf("matchConditions differ from the example (-example +config):\n%s", diff)
+	}
+	if _, err := matchConditionsOf([]byte("kind: ClusterAdmissionPolicy\nspec: {}\n")); err == nil {
+		t.Error("an example without matchConditions must be refused")
+	}
+}

@@ -1,0 +1,118 @@
+package policy
+
+import "strings"
+
+// Rules names the rule of the decision that a kind of object is handled by.
+type Rules uint8
+
+// The ways the policy handles a kind.
+const (
+	// PodRules: the object is the pod; rules 1-3 on CREATE, rule 5 on UPDATE.
+	PodRules Rules = iota + 1
+	// WorkloadRules: the pod template inside the object; rules 1-4 on CREATE, rules 6-9 on UPDATE.
+	WorkloadRules
+	// BindingRules: the API server copies the object's annotations onto its pod; rule 10 on CREATE.
+	BindingRules
+)
+
+// Kind is one kind of object the policy handles. kinds is the one table of them: kindOf reads it, and
+// internal/shipcheck derives metadata.yml's rules and resources annotations, and checks the examples and
+// the README, from it. A kind is declared here and nowhere else.
+type Kind struct {
+	Group string // the API group; "" is the core group
+	Kind  string
+	// Resources are the webhook rule resources whose requests carry this kind: the resource first, then
+	// the subresources that carry it too and through which the annotation can change ("pods/status").
+	Resources  []string
+	Operations []string
+	// Path names the annotations map the policy guards, as segments separated by ".". A ">" follows the
+	// object that must already be there (a pod template); the maps after it are created when missing or
+	// null. Without ">" the map is only read, never created (a Binding).
+	Path  string
+	Rules Rules
+}
+
+var (
+	createUpdate = []string{opCreate, opUpdate}
+	createOnly   = []string{opCreate}
+)
+
+// kinds is the table, in the order metadata.yml lists the resources.
+var kinds = [...]Kind{
+	{Group: "", Kind: "Pod", Resources: []string{"pods", "pods/status"}, Operations: createUpdate, Path: ">metadata.annotations", Rules: PodRules},
+	{Group: "", Kind: "ReplicationController", Resources: []string{"replicationcontrollers"}, Operations: createUpdate, Path: "spec.template>metadata.annotations", Rules: WorkloadRules},
+	{Group: "apps", Kind: "Deployment", Resources: []string{"deployments"}, Operations: createUpdate, Path: "spec.template>metadata.annotations", Rules: WorkloadRules},
+	{Group: "apps", Kind: "ReplicaSet", Resources: []string{"replicasets"}, Operations: createUpdate, Path: "spec.template>metadata.annotations", Rules: WorkloadRules},
+	{Group: "apps", Kind: "StatefulSet", Resources: []string{"statefulsets"}, Operations: createUpdate, Path: "spec.template>metadata.annotations", Rules: WorkloadRules},
+	{Group: "apps", Kind: "DaemonSet", Resources: []string{"daemonsets"}, Operations: createUpdate, Path: "spec.template>metadata.annotations", Rules: WorkloadRules},
+	{Group: "batch", Kind: "Job", Resources: []string{"jobs"}, Operations: createUpdate, Path: "spec.template>metadata.annotations", Rules: WorkloadRules},
+	// Not `jobtemplate`, which YuniKorn once shipped.
+	{Group: "batch", Kind: "CronJob", Resources: []string{"cronjobs"}, Operations: createUpdate, Path: "spec.jobTemplate.spec.template>metadata.annotations", Rules: WorkloadRules},
+	// pods/binding and the older top-level bindings resource: both carry a Binding (rule 10).
+	{Group: "", Kind: "Binding", Resources: []string{"bindings", "pods/binding"}, Operations: createOnly, Path: "metadata.annotations", Rules: BindingRules},
+}
+
+// Kinds returns a copy of the table of kinds.
+func Kinds() []Kind {
+	out := make([]Kind, len(kinds))
+	for i := range kinds {
+		k := kinds[i]
+		k.Resources = append([]string(nil), k.Resources...)
+		k.Operations = append([]string(nil), k.Operations...)
+		out[i] = k
+	}
+	return out
+}
+
+// Container is the path of the object that holds the guarded "metadata" (before the ">" of Path, or
+// before "metadata" when Path has none): nil for a Pod or a Binding, [spec template] for a Deployment.
+func (k *Kind) Container() []string {
+	before, _, found := strings.Cut(k.Path, ">")
+	if !found {
+		before = strings.TrimSuffix(strings.TrimSuffix(k.Path, "metadata.annotations"), ".")
+	}
+	if before == "" {
+		return nil
+	}
+	return strings.Split(before, ".")
+}
+
+// handles reports whether the policy decides on this operation of the kind.
+func (k *Kind) handles(operation string) bool {
+	for _, op := range k.Operations {
+		if op == operation {
+			return true
+		}
+	}
+	return false
+}
+
+// workload is what the decision needs of the request's kind: where the pod's metadata lives.
+type workload struct {
+	name     string   // for messages
+	template []string // path from the object to the object that holds the pod's "metadata"
+	rules    Rules
+}
+
+var podKind = workload{name: "Pod", rules: PodRules}
+
+// kindOf maps the request's API group and kind to the object the policy handles, when the policy decides
+// on this operation of it. Group and kind are matched both: a Job of another API group is not ours.
+func kindOf(group, kind, operation string) (workload, bool) {
+	for i := range kinds {
+		if k := &kinds[i]; k.Group == group && k.Kind == kind && k.handles(operation) {
+			return workload{name: k.Kind, template: k.Container(), rules: k.Rules}, true
+		}
+	}
+	return workload{}, false
+}
+
+func (w workload) isPod() bool { return w.rules == PodRules }
+
+// where names the target metadata for messages.
+func (w workload) where() string {
+	if len(w.template) == 0 {
+		return "metadata"
+	}
+	return strings.Join(w.template, ".") + ".metadata"
+}
