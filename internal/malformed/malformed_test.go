@@ -938,7 +938,7 @@ func duplicateKeys(*testing.T, map[string][]byte) []testCase {
 			want: rejected, message: twice},
 		{name: "settings key", payload: payload(create+","+podKind+","+asBob+`,"object":{}`, `{"bypassControllers":true,"bypassControllers":false}`), want: rejected,
 			message: `the policy settings are not valid: the key "bypassControllers" occurs more than once`},
-		// The request's own members and the payload's: each is read by the decision (SPEC.md "Bad input").
+		// The request's own members and the payload's: each is read by the decision (docs/rules.md "Bad input").
 		{name: "operation", payload: payload(create+`,"operation":"DELETE",`+podKind+","+asBob+`,"object":{}`, "{}"), want: rejected, message: "request.operation occurs " + twice},
 		{name: "kind", payload: payload(create+","+podKind+`,"kind":{"group":"","kind":"ConfigMap"},`+asBob+`,"object":{}`, "{}"), want: rejected, message: "request.kind occurs " + twice},
 		{name: "kind.kind", payload: payload(create+`,"kind":{"group":"","kind":"ConfigMap","kind":"Pod"},`+asBob+`,"object":{}`, "{}"), want: rejected, message: "request.kind.kind occurs " + twice},
