@@ -45,13 +45,6 @@ template_update() {
     --arg old "$2" --arg new "$3" --argjson u "${4:-$BOB_USER}" --arg k "$ANN" --argjson p "$(jqpath "$1")"
 }
 
-# raw_payload: hand the policy the request exactly as written (kwhost --payload raw). policy-server and
-# kwctl read the request into a typed struct first (a duplicate key collapses to the last one, escapes are
-# decoded), so only the project's host can show what the policy does with such bytes.
-raw_payload() {
-  [[ "$KWCTL" == *kwhost ]] || skip "kwctl re-encodes the request: escaped and duplicate keys do not reach the policy as written"
-  HOST_FLAGS+=(--payload raw)
-}
 
 # ------------------------------------------------------------------------------------------- the attacks
 

@@ -63,3 +63,11 @@ rejected_with() {
   [ "$(code)" = 400 ]
   [[ "$(message)" == *"$1"* ]]
 }
+
+# raw_payload: hand the policy the request exactly as written (kwhost --payload raw). policy-server and
+# kwctl read the request into a typed struct first (a duplicate key collapses to the last one, escapes are
+# decoded), so only the project's host can show what the policy does with such bytes.
+raw_payload() {
+  [[ "$KWCTL" == *kwhost ]] || skip "kwctl re-encodes the request: escaped and duplicate keys do not reach the policy as written"
+  HOST_FLAGS+=(--payload raw)
+}
