@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"strings"
+
 	"github.com/tidwall/gjson"
 )
 
@@ -174,7 +176,10 @@ func readRequester(r *request) (requester, string) {
 				problem = "request.userInfo.groups must be a list of strings"
 				return false
 			}
-			u.groups = append(u.groups, g.Str)
+			// A copy, not a view into the payload: TinyGo's collector finds the start of the object an
+			// interior pointer points into by walking back block by block, so 20,000 views into a 750 KB
+			// payload made every collection quadratic (make bench: 20,000 groups 980 ms -> 123 ms).
+			u.groups = append(u.groups, strings.Clone(g.Str))
 			return true
 		})
 		if problem != "" {
