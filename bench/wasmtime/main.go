@@ -23,7 +23,9 @@ func main() {
 
 type engine struct{}
 
-func (engine) Name() string { return "wasmtime " + wasmtimeVersion + " (epoch interruption on, as policy-evaluator)" }
+func (engine) Name() string {
+	return "wasmtime " + wasmtimeVersion + " (epoch interruption on, as policy-evaluator)"
+}
 
 // wasmtimeVersion is the wasmtime-go major version in go.mod.
 const wasmtimeVersion = "v37"

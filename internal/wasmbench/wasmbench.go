@@ -7,7 +7,6 @@
 // benchmark tool, not a test: `make bench`, `make bench-wasmtime`.
 package wasmbench
 
-
 import (
 	"bytes"
 	"context"
@@ -20,7 +19,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
 )
 
 // manyRegexes puts several real regexes in every list (none of them takes the literal fast path).

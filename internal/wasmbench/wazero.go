@@ -24,4 +24,6 @@ func (Wazero) Load(ctx context.Context, wasm []byte) (Module, error) {
 
 type wazeroModule struct{ *wapchost.Host }
 
-func (m wazeroModule) NewInstance(ctx context.Context) (Instance, error) { return m.Host.NewInstance(ctx) }
+func (m wazeroModule) NewInstance(ctx context.Context) (Instance, error) {
+	return m.Host.NewInstance(ctx)
+}
