@@ -88,6 +88,11 @@ bench: policy.wasm build/floor.wasm build/typed.wasm ## benchmark policy.wasm (f
 
 BENCH_N ?= 2000
 
+.PHONY: bench-wasmtime
+bench-wasmtime: policy.wasm build/floor.wasm build/typed.wasm ## the same benchmark on wasmtime, policy-server's engine (bench/wasmtime: a ~200 MB cgo module, not part of make test)
+	cd bench/wasmtime && go build -o $(BUILD)/wasmtime-bench .
+	$(BUILD)/wasmtime-bench -policy policy.wasm -floor build/floor.wasm -typed build/typed.wasm -n $(BENCH_N)
+
 .PHONY: annotated-policy.wasm
 annotated-policy.wasm: policy.wasm ## annotate policy.wasm with metadata.yml for release (needs kwctl)
 	@command -v kwctl >/dev/null 2>&1 || { echo "kwctl is not installed: get it from https://github.com/kubewarden/adm-controller/releases (kwctl is built in the kubewarden-controller repository, crates/kwctl), then run: kwctl annotate -m metadata.yml -u README.md -o annotated-policy.wasm policy.wasm" >&2; exit 1; }

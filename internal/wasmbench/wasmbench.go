@@ -1,0 +1,466 @@
+// Package wasmbench measures a policy module the way policy-server runs it: the module is compiled once and
+// every evaluation gets a fresh instance (instantiate, _start, wapc_init, validate, close). It runs the same
+// scenarios through a floor module (a waPC policy that answers without reading the payload) and through a
+// module that decodes the object with encoding/json into typed structs, and reports each scenario as a
+// ratio to the floor, so results compare across machines. The engine is a parameter: cmd/wasmbench runs it
+// on wazero (the project's host), bench/wasmtime on wasmtime (the engine policy-server embeds). It is a
+// benchmark tool, not a test: `make bench`, `make bench-wasmtime`.
+package wasmbench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// manyRegexes puts several real regexes in every list (none of them takes the literal fast path).
+const manyRegexes = `{"bypassAuth":true,` +
+	`"systemUsers":["^system:serviceaccount:kube-system:[a-z-]+-controller$","^system:kube-controller-manager$","^ctrl-[a-z]+$","^operator:.*$"],` +
+	`"externalUsers":["^airflow-[0-9]+$","^livy(-[a-z]+)?$","^spark:(driver|gateway)$","^svc:.*:submit$"],` +
+	`"externalGroups":["^spark-submitters$","^workflow-(engines|runners)$","^batch-[a-z]+$","^platform$"]}`
+
+type scenario struct {
+	name    string
+	payload []byte
+}
+
+type module struct {
+	name    string
+	path    string
+	size    int
+	compile time.Duration
+	host    Module
+}
+
+type result struct {
+	min, p50, p99, mean time.Duration
+	memory              uint32
+	// p50 of each phase: instantiate + _start + wapc_init, the validate call, closing the instance
+	startup, call, close time.Duration
+}
+
+// Options are the benchmark's inputs.
+type Options struct {
+	Policy, Floor, Typed string // module paths
+	Requests             string // the fixtures directory
+	Only                 string // run only the scenarios whose name contains this
+	N                    int    // evaluations per scenario and module
+	Reuse                int    // evaluations in one reused instance (memory growth check)
+}
+
+// Engine compiles modules; each evaluation then gets an instance of its own.
+type Engine interface {
+	// Name describes the engine and its configuration for the report.
+	Name() string
+	Load(ctx context.Context, wasm []byte) (Module, error)
+}
+
+// Module is one compiled module.
+type Module interface {
+	// NewInstance instantiates the module and runs _start and wapc_init, as policy-server does.
+	NewInstance(ctx context.Context) (Instance, error)
+	Close(ctx context.Context) error
+}
+
+// Instance is one started instance.
+type Instance interface {
+	Call(ctx context.Context, operation string, payload []byte) ([]byte, error)
+	MemorySize() uint32
+	Close(ctx context.Context) error
+}
+
+// Run measures opts.Policy against the floor and the typed module on engine and prints the report.
+func Run(engine Engine, opts Options) error {
+	ctx := context.Background()
+	policyPath, floorPath, typedPath, requests, only, n, reuse := opts.Policy, opts.Floor, opts.Typed, opts.Requests, opts.Only, opts.N, opts.Reuse
+	var modules []*module
+	for _, m := range []struct{ name, path string }{{"floor", floorPath}, {"policy", policyPath}, {"typed-json", typedPath}} {
+		loaded, err := load(ctx, engine, m.name, m.path)
+		if err != nil {
+			return err
+		}
+		modules = append(modules, loaded)
+	}
+	defer func() {
+		for _, m := range modules {
+			_ = m.host.Close(ctx)
+		}
+	}()
+	floorM, policyM, typedM := modules[0], modules[1], modules[2]
+
+	scenarios, err := buildScenarios(requests)
+	if err != nil {
+		return err
+	}
+	if only != "" {
+		var kept []scenario
+		for _, sc := range scenarios {
+			if strings.Contains(sc.name, only) {
+				kept = append(kept, sc)
+			}
+		}
+		scenarios = kept
+	}
+
+	fmt.Printf("wasmbench: fresh instance per evaluation (policy-server's model), %s, %d evaluations each, timed on one goroutine\n\n", engine.Name(), n)
+	fmt.Printf("%-10s %10s %12s\n", "module", "size", "compile")
+	for _, m := range modules {
+		fmt.Printf("%-10s %8.1f KB %10.1f ms\n", m.name, float64(m.size)/1024, float64(m.compile.Microseconds())/1000)
+	}
+
+	fmt.Printf("\n%-22s %8s | %-38s | %-46s | %s\n", "scenario", "payload", "floor", "policy", "typed encoding/json")
+	fmt.Printf("%-22s %8s | %8s %8s %8s %10s | %8s %8s %8s %8s %9s | %8s %8s\n", "", "", "min", "p50", "p99", "evals/s",
+		"min", "p50", "p99", "x floor", "memory", "p50", "x policy")
+	results := map[string]result{}
+	for _, sc := range scenarios {
+		f, err := measure(ctx, floorM, sc, n)
+		if err != nil {
+			return err
+		}
+		p, err := measure(ctx, policyM, sc, n)
+		if err != nil {
+			return err
+		}
+		t, err := measure(ctx, typedM, sc, max(n/10, 20))
+		if err != nil {
+			return err
+		}
+		results[sc.name] = p
+		results["floor:"+sc.name] = f
+		results["typed:"+sc.name] = t
+		fmt.Printf("%-22s %6.0fKB | %8s %8s %8s %10.0f | %8s %8s %8s %8.2f %7.2fMB | %8s %8.1f\n", sc.name, float64(len(sc.payload))/1024,
+			us(f.min), us(f.p50), us(f.p99), 1/f.mean.Seconds(),
+			us(p.min), us(p.p50), us(p.p99), ratio(p.p50, f.p50), float64(p.memory)/(1<<20),
+			us(t.p50), ratio(t.p50, p.p50))
+	}
+
+	fmt.Printf("\nphases, p50 (instantiate + _start + wapc_init | validate call | close):\n")
+	for _, sc := range scenarios {
+		f, p := results["floor:"+sc.name], results[sc.name]
+		fmt.Printf("  %-22s floor %8s %8s %8s   policy %8s %8s %8s\n", sc.name,
+			us(f.startup), us(f.call), us(f.close), us(p.startup), us(p.call), us(p.close))
+	}
+
+	if only != "" {
+		return nil
+	}
+
+	// Scaling: the cost must grow linearly with the object.
+	fmt.Printf("\nscaling (Pod CREATE stamp, policy p50):\n")
+	var xs, ys []float64
+	for _, sc := range scenarios {
+		if strings.HasPrefix(sc.name, "scale-") {
+			r := results[sc.name]
+			xs = append(xs, float64(len(sc.payload))/1024)
+			ys = append(ys, float64(r.p50.Microseconds()))
+			fmt.Printf("  %-12s %8.0f KB %10s\n", sc.name, float64(len(sc.payload))/1024, us(r.p50))
+		}
+	}
+	slope, intercept, r2 := linearFit(xs, ys)
+	fmt.Printf("  fit: %.2f µs per KB + %.0f µs, R² = %.4f\n", slope, intercept, r2)
+
+	// Linear in the requester: groups cost no more than the same number of bytes elsewhere in the Pod.
+	fmt.Printf("\nscaling over the requester's groups (35 characters each; policy p50 vs a Pod of the same size):\n")
+	worstGroups := 0.0
+	for _, groups := range groupCounts {
+		g, b := results[fmt.Sprintf("groups-%d", groups)], results[fmt.Sprintf("bytes-as-groups-%d", groups)]
+		if g.p50 == 0 || b.p50 == 0 {
+			continue
+		}
+		worstGroups = math.Max(worstGroups, ratio(g.p50, b.p50))
+		fmt.Printf("  %6d groups %10s   same-size Pod %10s   %.2fx\n", groups, us(g.p50), us(b.p50), ratio(g.p50, b.p50))
+	}
+
+	// A reused instance must not grow without bound (a host may reuse instances).
+	// TinyGo's GC grows the heap once or twice until it fits the working set; after that it must stay put.
+	first, half, last, err := reused(ctx, policyM, scenarios[0], reuse)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\nreused instance, %d evaluations of %s: memory %.2f MB after 100, %.2f MB after %d, %.2f MB after %d\n",
+		reuse, scenarios[0].name, mb(first), mb(half), reuse/2, mb(last), reuse)
+
+	fmt.Printf("\ntargets:\n")
+	check := func(ok bool, format string, args ...any) {
+		mark := "ok  "
+		if !ok {
+			mark = "MISS"
+		}
+		fmt.Printf("  %s "+format+"\n", append([]any{mark}, args...)...)
+	}
+	stamp, big := results["pod-4k-stamp"], results["pod-100k"]
+	r4 := ratio(stamp.p50, results["floor:pod-4k-stamp"].p50)
+	r100 := ratio(big.p50, results["floor:pod-100k"].p50)
+	check(r4 <= 1.5, "4 KB Pod CREATE stamp p50 = %.2f x floor (target <= 1.5)", r4)
+	check(r100 <= 3, "100 KB Pod p50 = %.2f x floor (target <= 3)", r100)
+	worst := math.Inf(1)
+	for _, sc := range scenarios {
+		worst = math.Min(worst, ratio(results["typed:"+sc.name].p50, results[sc.name].p50))
+	}
+	check(worst >= 50, "every scenario >= 50x faster than a typed encoding/json decode (worst %.1fx)", worst)
+	check(policyM.size <= 300*1024, "policy.wasm = %.1f KB (target <= 300 KB)", float64(policyM.size)/1024)
+	check(stamp.memory <= 2<<20, "guest memory after a 4 KB Pod evaluation = %.2f MB (target <= 2 MiB)", float64(stamp.memory)/(1<<20))
+	check(last == half, "reused instance memory flat over %d evaluations (no growth in the second half: %.2f -> %.2f MB)", reuse, mb(half), mb(last))
+	check(r2 >= 0.98, "cost grows linearly with the object (R² = %.4f, %.2f µs/KB)", r2, slope)
+	check(worstGroups <= 3, "a requester in 20,000 groups costs <= 3x a Pod of the same size (worst %.2fx)", worstGroups)
+	return nil
+}
+
+// StartupOnly reports what a fresh instance costs before validate runs: the price of package initialisers.
+func StartupOnly(engine Engine, paths []string, n int) error {
+	ctx := context.Background()
+	for _, path := range paths {
+		m, err := load(ctx, engine, filepath.Base(path), path)
+		if err != nil {
+			return err
+		}
+		durations := make([]time.Duration, 0, n)
+		for range n {
+			start := time.Now()
+			inst, err := m.host.NewInstance(ctx)
+			if err != nil {
+				return err
+			}
+			durations = append(durations, time.Since(start))
+			_ = inst.Close(ctx)
+		}
+		sort.Slice(durations, func(i, j int) bool { return durations[i] < durations[j] })
+		fmt.Printf("%-30s %8.1f KB  start-up min %s p50 %s\n", path, float64(m.size)/1024, us(durations[0]), us(durations[n/2]))
+		_ = m.host.Close(ctx)
+	}
+	return nil
+}
+
+func load(ctx context.Context, engine Engine, name, path string) (*module, error) {
+	wasm, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	host, err := engine.Load(ctx, wasm)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &module{name: name, path: path, size: len(wasm), compile: time.Since(start), host: host}, nil
+}
+
+// maxScenarioTime bounds one scenario's measurement on one module: at least 5 evaluations are made.
+const maxScenarioTime = 10 * time.Second
+
+// measure runs n fresh-instance evaluations after a short warm-up (fewer past maxScenarioTime).
+func measure(ctx context.Context, m *module, sc scenario, n int) (result, error) {
+	var r result
+	durations := make([]time.Duration, 0, n)
+	var startups, calls, closes []time.Duration
+	began := time.Now()
+	for i := -n / 10; i < n; i++ {
+		if i >= 5 && time.Since(began) > maxScenarioTime {
+			break // a slow scenario (a huge requester) is measured on fewer evaluations
+		}
+		start := time.Now()
+		inst, err := m.host.NewInstance(ctx)
+		if err != nil {
+			return r, fmt.Errorf("%s/%s: %w", m.name, sc.name, err)
+		}
+		started := time.Now()
+		out, err := inst.Call(ctx, "validate", sc.payload)
+		called := time.Now()
+		if err != nil {
+			return r, fmt.Errorf("%s/%s: %w", m.name, sc.name, err)
+		}
+		if !bytes.HasPrefix(out, []byte(`{"accepted":true`)) {
+			return r, fmt.Errorf("%s/%s: unexpected answer %.200s", m.name, sc.name, out)
+		}
+		r.memory = inst.MemorySize()
+		_ = inst.Close(ctx)
+		closed := time.Now()
+		if i >= 0 {
+			durations = append(durations, closed.Sub(start))
+			startups = append(startups, started.Sub(start))
+			calls = append(calls, called.Sub(started))
+			closes = append(closes, closed.Sub(called))
+		}
+	}
+	r.startup, r.call, r.close = median(startups), median(calls), median(closes)
+	sort.Slice(durations, func(i, j int) bool { return durations[i] < durations[j] })
+	var total time.Duration
+	for _, d := range durations {
+		total += d
+	}
+	r.min, r.p50, r.p99 = durations[0], durations[len(durations)/2], durations[len(durations)*99/100]
+	r.mean = total / time.Duration(len(durations))
+	return r, nil
+}
+
+// reused evaluates n times in one instance and reports the memory after 100, n/2 and n evaluations.
+func reused(ctx context.Context, m *module, sc scenario, n int) (after100, afterHalf, afterN uint32, err error) {
+	inst, err := m.host.NewInstance(ctx)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	defer inst.Close(ctx)
+	for i := 1; i <= n; i++ {
+		if _, err := inst.Call(ctx, "validate", sc.payload); err != nil {
+			return 0, 0, 0, err
+		}
+		switch i {
+		case 100:
+			after100 = inst.MemorySize()
+		case n / 2:
+			afterHalf = inst.MemorySize()
+		}
+	}
+	return after100, afterHalf, inst.MemorySize(), nil
+}
+
+func median(ds []time.Duration) time.Duration {
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	return ds[len(ds)/2]
+}
+
+func mb(size uint32) float64 { return float64(size) / (1 << 20) }
+
+func buildScenarios(dir string) ([]scenario, error) {
+	read := func(name string) ([]byte, error) {
+		data, err := os.ReadFile(filepath.Join(dir, name+".json"))
+		if err != nil {
+			return nil, err
+		}
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, data); err != nil {
+			return nil, err
+		}
+		return compact.Bytes(), nil
+	}
+	wrap := func(req []byte, settings string) []byte {
+		return []byte(`{"request":` + string(req) + `,"settings":` + settings + `}`)
+	}
+	var out []scenario
+	for _, s := range []struct{ name, fixture, settings string }{
+		{"pod-4k-stamp", "pod-create-alice", `{}`},
+		{"pod-trusted-keep", "pod-create-replicaset-controller", `{}`},
+		{"deployment-create", "deployment-create-alice", `{}`},
+		{"pod-update", "pod-update-label-change", `{}`},
+		{"many-regexes", "pod-create-bob-forged", manyRegexes},
+	} {
+		req, err := read(s.fixture)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, scenario{s.name, wrap(req, s.settings)})
+	}
+	pod, err := read("pod-create-alice")
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range []struct {
+		name string
+		size int
+	}{{"pod-100k", 100 << 10}, {"scale-4k", 4 << 10}, {"scale-40k", 40 << 10}, {"scale-400k", 400 << 10}, {"scale-1m", 1 << 20}} {
+		big, err := growPod(pod, s.size)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, scenario{s.name, wrap(big, `{}`)})
+	}
+	// Linear in the requester: a user in N groups of 35 characters, beside a Pod padded to the same size.
+	for _, groups := range groupCounts {
+		req, err := withGroups(pod, groups)
+		if err != nil {
+			return nil, err
+		}
+		payload := wrap(req, `{}`)
+		same, err := growPod(pod, len(payload))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, scenario{fmt.Sprintf("groups-%d", groups), payload},
+			scenario{fmt.Sprintf("bytes-as-groups-%d", groups), wrap(same, `{}`)})
+	}
+	return out, nil
+}
+
+// groupCounts are the requester sizes of the group scaling table.
+var groupCounts = []int{1000, 5000, 20000}
+
+// withGroups gives the requester n groups of 35 characters each.
+func withGroups(req []byte, n int) ([]byte, error) {
+	var r map[string]any
+	if err := json.Unmarshal(req, &r); err != nil {
+		return nil, err
+	}
+	userInfo, _ := r["userInfo"].(map[string]any)
+	if userInfo == nil {
+		return nil, errors.New("the fixture has no userInfo")
+	}
+	groups := make([]string, n)
+	for i := range groups {
+		groups[i] = fmt.Sprintf("cn=team-%06d,ou=groups,dc=example", i) // 35 characters
+	}
+	userInfo["groups"] = groups
+	return json.Marshal(r)
+}
+
+// growPod pads the first container's env list until the request is about size bytes.
+func growPod(req []byte, size int) ([]byte, error) {
+	var r map[string]any
+	if err := json.Unmarshal(req, &r); err != nil {
+		return nil, err
+	}
+	containers, _ := path(r, "object", "spec", "containers").([]any)
+	if len(containers) == 0 {
+		return nil, errors.New("the pod fixture has no containers to pad")
+	}
+	container, ok := containers[0].(map[string]any)
+	if !ok {
+		return nil, errors.New("the pod fixture's first container is not an object")
+	}
+	env, _ := container["env"].([]any)
+	for i := 0; ; i++ {
+		out, err := json.Marshal(r)
+		if err != nil || len(out) >= size {
+			return out, err
+		}
+		grow := max((size-len(out))/60, 1)
+		for j := range grow {
+			env = append(env, map[string]any{"name": fmt.Sprintf("SETTING_%06d", i*100000+j), "value": "some-configuration-value"})
+		}
+		container["env"] = env
+	}
+}
+
+// path walks nested JSON objects; a missing step gives nil.
+func path(v any, keys ...string) any {
+	for _, k := range keys {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[k]
+	}
+	return v
+}
+
+func linearFit(xs, ys []float64) (slope, intercept, r2 float64) {
+	var sx, sy, sxx, sxy, syy float64
+	n := float64(len(xs))
+	for i := range xs {
+		sx, sy, sxx, sxy, syy = sx+xs[i], sy+ys[i], sxx+xs[i]*xs[i], sxy+xs[i]*ys[i], syy+ys[i]*ys[i]
+	}
+	slope = (n*sxy - sx*sy) / (n*sxx - sx*sx)
+	intercept = (sy - slope*sx) / n
+	r := (n*sxy - sx*sy) / math.Sqrt((n*sxx-sx*sx)*(n*syy-sy*sy))
+	return slope, intercept, r * r
+}
+
+func us(d time.Duration) string { return fmt.Sprintf("%.0fµs", float64(d.Nanoseconds())/1000) }
+
+func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }
