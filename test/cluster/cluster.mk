@@ -26,3 +26,19 @@ e2e-cluster: policy.wasm $(KWHOST) $(WEBHOOKCONFIG) ## the policy against a real
 .PHONY: e2e-cluster-down
 e2e-cluster-down: ## stop what a KEEP=1 (or interrupted) e2e-cluster run left running
 	@RUN=$(CLUSTER_RUN) bash -c 'source test/cluster/lib.bash && stop_all'
+
+LOADGEN := $(BUILD)/loadgen
+$(LOADGEN): go.mod go.sum test/cluster/loadgen/main.go
+	go build -o $@ ./test/cluster/loadgen
+
+# The controllers' client rate limit (20 requests/s per controller by default) is raised for the load
+# run, so that it measures the API server and the webhook rather than the controllers' throttling.
+E2E_LOAD_KCM_ARGS ?= --kube-api-qps=200 --kube-api-burst=400
+E2E_LOAD_SUITE ?= load.bats
+
+.PHONY: e2e-load
+e2e-load: policy.wasm $(KWHOST) $(WEBHOOKCONFIG) $(LOADGEN) ## load, faults and adoption on a real control plane (figures: build/cluster-load/load-results.txt)
+	@KUBE_VERSION=$(KUBE_VERSION) KUBE_BIN=$(KUBE_BIN) RUN=$(BUILD)/cluster-load KWHOST=$(KWHOST) \
+	  POLICY=$(CURDIR)/policy.wasm WEBHOOKCONFIG=$(WEBHOOKCONFIG) METADATA=$(CLUSTER_METADATA) \
+	  LOADGEN=$(LOADGEN) KCM_EXTRA_ARGS="$(E2E_LOAD_KCM_ARGS)" SUITE="$(E2E_LOAD_SUITE)" \
+	  test/cluster/run.sh

@@ -7,6 +7,7 @@
 #   alice    CN=alice, O=devops                           a user
 #   bob      CN=bob, O=qa                                 another user, who tries to be alice
 #   airflow  CN=airflow, O=workflow-engines               an allow-listed external submitter
+#   carol    CN=carol, O=devops, O=data                   a user in two groups (load and fault runs)
 # plus the service-account signing key pair. Regenerated on every run (a few seconds): nothing here is
 # a secret worth caching.
 set -euo pipefail
@@ -39,6 +40,7 @@ client kcm "/CN=system:kube-controller-manager"
 client alice "/CN=alice/O=devops"
 client bob "/CN=bob/O=qa"
 client airflow "/CN=airflow/O=workflow-engines"
+client carol "/CN=carol/O=devops/O=data"
 openssl genrsa -out sa.key 2048 2>/dev/null
 openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
 chmod 600 ./*.key
