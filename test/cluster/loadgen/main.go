@@ -2,7 +2,7 @@
 // faults.bats). It is test tooling: it is not built into the policy or the host.
 //
 //	loadgen pods -api https://127.0.0.1:16443 -pki DIR -users alice,bob -namespace NS -n 500 -c 8 -prefix p
-//	loadgen slowproxy -listen 127.0.0.1:19444 -target 127.0.0.1:19443 -delay 1500ms
+//	loadgen slowproxy -listen 127.0.0.1:19444 -target https://127.0.0.1:19443 -delay 2s -cert-file F -key-file F -ca-file F
 //	loadgen histogram -before FILE -after FILE
 //
 // pods creates n bare Pods concurrently (c at a time), round-robin over the users, each with its own
@@ -16,14 +16,12 @@
 // second, sums over the other labels and prints the count and the p50 and p99 as Prometheus'
 // histogram_quantile computes them (linear within a bucket), in milliseconds.
 //
-// slowproxy forwards TCP connections to target, holding every chunk the client sends for delay: TLS
-// passes through untouched, and each AdmissionReview the API server sends arrives delay late, which is a
-// webhook slower than its timeoutSeconds without changing the host.
+// slowproxy serves HTTPS with the webhook's certificate and forwards every request to the webhook
+// after holding it for delay: a webhook slower than its timeoutSeconds, without changing the host.
 package main
 
 import (
 	"bytes"
-	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
@@ -32,8 +30,9 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net"
 	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -102,7 +101,7 @@ func podsCommand(args []string) error {
 		clients[i] = client
 	}
 
-	url := strings.TrimRight(*api, "/") + "/api/v1/namespaces/" + *namespace + "/pods"
+	podsURL := strings.TrimRight(*api, "/") + "/api/v1/namespaces/" + *namespace + "/pods"
 	var created, failed atomic.Int64
 	var mu sync.Mutex
 	errs := map[string]int{}
@@ -116,7 +115,7 @@ func podsCommand(args []string) error {
 			for i := range next {
 				u := i % len(names)
 				body := podJSON(fmt.Sprintf("%s-%s-%d", *prefix, names[u], i), names[u], *image)
-				if err := createPod(clients[u], url, body); err != nil {
+				if err := createPod(clients[u], podsURL, body); err != nil {
 					failed.Add(1)
 					mu.Lock()
 					errs[err.Error()]++
@@ -171,8 +170,8 @@ func podJSON(name, owner, image string) []byte {
 
 // createPod POSTs one pod; an error is the API server's message (the webhook's refusal, a timeout),
 // shortened so that identical failures are counted together.
-func createPod(client *http.Client, url string, body []byte) error {
-	resp, err := client.Post(url, "application/json", bytes.NewReader(body))
+func createPod(client *http.Client, podsURL string, body []byte) error {
+	resp, err := client.Post(podsURL, "application/json", bytes.NewReader(body))
 	if err != nil {
 		return errors.New(shorten(err.Error()))
 	}
@@ -202,55 +201,38 @@ func shorten(msg string) string {
 func slowproxyCommand(args []string) error {
 	fs := flag.NewFlagSet("slowproxy", flag.ContinueOnError)
 	listen := fs.String("listen", "127.0.0.1:19444", "address to listen on")
-	target := fs.String("target", "127.0.0.1:19443", "address to forward to")
-	delay := fs.Duration("delay", 1500*time.Millisecond, "how long every chunk from the client is held")
+	target := fs.String("target", "https://127.0.0.1:19443", "the webhook's base URL")
+	delay := fs.Duration("delay", 2*time.Second, "how long every request is held before it is forwarded")
+	certFile := fs.String("cert-file", "", "serving certificate")
+	keyFile := fs.String("key-file", "", "serving key")
+	caFile := fs.String("ca-file", "", "CA of the webhook's certificate")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", *listen)
+	to, err := url.Parse(*target)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "slowproxy: %s -> %s, delay %s\n", ln.Addr(), *target, *delay)
-	for {
-		conn, err := ln.Accept()
-		if err != nil {
-			return err
-		}
-		go proxy(conn, *target, *delay)
-	}
-}
-
-func proxy(client net.Conn, target string, delay time.Duration) {
-	defer client.Close()
-	var d net.Dialer
-	server, err := d.DialContext(context.Background(), "tcp", target)
+	ca, err := os.ReadFile(*caFile)
 	if err != nil {
-		return
+		return err
 	}
-	defer server.Close()
-	done := make(chan struct{}, 2)
-	go func() { // client -> server, each chunk held for delay
-		buf := make([]byte, 64<<10)
-		for {
-			n, err := client.Read(buf)
-			if n > 0 {
-				time.Sleep(delay)
-				if _, werr := server.Write(buf[:n]); werr != nil {
-					break
-				}
-			}
-			if err != nil {
-				break
-			}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(ca) {
+		return fmt.Errorf("%s: no certificate", *caFile)
+	}
+	rp := httputil.NewSingleHostReverseProxy(to)
+	rp.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(*delay):
+			rp.ServeHTTP(w, r)
+		case <-r.Context().Done(): // the API server gave up (timeoutSeconds)
 		}
-		done <- struct{}{}
-	}()
-	go func() {
-		_, _ = io.Copy(client, server)
-		done <- struct{}{}
-	}()
-	<-done
+	})
+	srv := &http.Server{Addr: *listen, Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(os.Stderr, "slowproxy: https://%s -> %s, delay %s\n", *listen, to, *delay)
+	return srv.ListenAndServeTLS(*certFile, *keyFile)
 }
 
 func histogramCommand(args []string) error {
