@@ -34,7 +34,7 @@ $(LOADGEN): go.mod go.sum test/cluster/loadgen/main.go
 # The controllers' client rate limit (20 requests/s per controller by default) is raised for the load
 # run, so that it measures the API server and the webhook rather than the controllers' throttling.
 E2E_LOAD_KCM_ARGS ?= --kube-api-qps=200 --kube-api-burst=400
-E2E_LOAD_SUITE ?= load.bats faults.bats
+E2E_LOAD_SUITE ?= load.bats faults.bats adoption.bats
 
 .PHONY: e2e-load
 e2e-load: policy.wasm $(KWHOST) $(WEBHOOKCONFIG) $(LOADGEN) ## load, faults and adoption on a real control plane (figures: build/cluster-load/load-results.txt)
