@@ -254,6 +254,9 @@ func histogramCommand(args []string) error {
 		a[le] -= b[le]
 	}
 	h := toHistogram(a)
+	if h.count() == 0 {
+		return errors.New("histogram: no observations between the two scrapes")
+	}
 	res := map[string]any{"count": h.count(), "p50ms": round(h.quantile(0.5) * 1000), "p99ms": round(h.quantile(0.99) * 1000),
 		"buckets": h.String()}
 	enc := json.NewEncoder(os.Stdout)
