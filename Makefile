@@ -66,7 +66,7 @@ demo: policy.wasm $(KWHOST) ## run the policy on every request in testdata/reque
 	@$(KWHOST) demo policy.wasm testdata/requests/*.json
 
 .PHONY: test
-test: check-generated lint unit-tests e2e-tests fuzz-short e2e-cluster ## run every test (lint, unit, host, e2e, a short fuzz, a real control plane)
+test: check-generated lint unit-tests e2e-tests fuzz-short e2e-cluster e2e-load ## run every test (lint, unit, host, e2e, a short fuzz, a real control plane, load and faults)
 
 .PHONY: unit-tests
 unit-tests: $(TOOLS)/tinygo.path ## native unit tests of the policy and the host

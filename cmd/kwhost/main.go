@@ -5,6 +5,7 @@
 //	kwhost run [--request-path|-r FILE] [--settings-json JSON | --settings-path|-s FILE] [--strict] [--payload policy-server|raw] [--policy-timeout 2s] [file://]policy.wasm
 //	kwhost demo [--settings-json JSON | --settings-path|-s FILE] [--strict] [--payload ...] policy.wasm REQUEST.json...
 //	kwhost serve --policy policy.wasm [--settings-json JSON | -s FILE] --cert-file F --key-file F [--listen ADDR] [--record FILE]
+//	kubectl get pods,deployments,... -A -o json | kwhost preflight --policy policy.wasm [--settings-json JSON]
 //
 // serve answers AdmissionReviews over HTTPS for a real API server, for the cluster suite under
 // test/cluster (see package internal/webhook); it is a test host too, not a production server.
@@ -42,6 +43,8 @@ const usage = `usage:
   kwhost serve --policy policy.wasm [--settings-json JSON | --settings-path|-s FILE]
                --cert-file F --key-file F [--listen 127.0.0.1:9443] [--record FILE]
                [--policy-timeout 2s] [--payload policy-server|raw] [--log-level info]
+  kwhost preflight --policy policy.wasm [--settings-json JSON | --settings-path|-s FILE]
+               [--controllers sa|single] [--output|-o text|json] [-f FILE] < objects.json
 
 run   evaluates one request like ` + "`kwctl run`" + `: one line of AdmissionResponse JSON on stdout
       (FILE "-" reads stdin; an AdmissionReview or a bare AdmissionRequest), the policy's logs on
@@ -51,6 +54,11 @@ serve answers admission.k8s.io/v1 AdmissionReviews over HTTPS as a mutating webh
       not a production server) until SIGINT or SIGTERM: one line per request on stderr (plus the
       policy's logs at --log-level and above), and with --record one JSON line per request
       (userInfo as sent) in FILE.
+preflight reads a List of objects (kubectl get pods,deployments,replicasets,statefulsets,daemonsets,
+      jobs,cronjobs,replicationcontrollers -A -o json) and prints, per object, what the policy will
+      do on its next rollout or pod creation (stamp, keep, refuse, leave-alone) and why, found by
+      running the policy on the requests the controllers and owners will send; --controllers single
+      when kube-controller-manager runs without --use-service-account-credentials.
 
 --payload policy-server (the default) hands the policy the request as policy-server does: read
       into its typed AdmissionRequest and written again (unknown members dropped, nulls left out,
@@ -93,6 +101,8 @@ func kwhost(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return demoCommand(args[1:], stdout, stderr)
 	case "serve":
 		return serveCommand(args[1:], stderr)
+	case "preflight":
+		return preflightCommand(args[1:], stdin, stdout, stderr)
 	case "help":
 		fmt.Fprint(stdout, usage)
 		return exitOK

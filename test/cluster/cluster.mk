@@ -35,3 +35,19 @@ e2e-cluster-down: ## stop what a KEEP=1 (or interrupted) e2e-cluster run left ru
 .PHONY: e2e-cluster-survey
 e2e-cluster-survey: ## the subresource survey and the Binding scenario on KUBE_VERSION (make e2e-cluster-survey KUBE_VERSION=1.33.0)
 	@$(MAKE) --no-print-directory e2e-cluster BATS_FILTER='^(survey|a Binding rewrites)'
+
+LOADGEN := $(BUILD)/loadgen
+$(LOADGEN): go.mod go.sum test/cluster/loadgen/main.go
+	go build -o $@ ./test/cluster/loadgen
+
+# The controllers' client rate limit (20 requests/s per controller by default) is raised for the load
+# run, so that it measures the API server and the webhook rather than the controllers' throttling.
+E2E_LOAD_KCM_ARGS ?= --kube-api-qps=200 --kube-api-burst=400
+E2E_LOAD_SUITE ?= load.bats faults.bats adoption.bats
+
+.PHONY: e2e-load
+e2e-load: policy.wasm $(KWHOST) $(WEBHOOKCONFIG) $(LOADGEN) ## load, faults and adoption on a real control plane (figures: build/cluster-load/load-results.txt)
+	@KUBE_VERSION=$(KUBE_VERSION) KUBE_BIN=$(KUBE_BIN) RUN=$(BUILD)/cluster-load KWHOST=$(KWHOST) \
+	  POLICY=$(CURDIR)/policy.wasm WEBHOOKCONFIG=$(WEBHOOKCONFIG) METADATA=$(CLUSTER_METADATA) \
+	  LOADGEN=$(LOADGEN) KCM_EXTRA_ARGS="$(E2E_LOAD_KCM_ARGS)" SUITE="$(E2E_LOAD_SUITE)" \
+	  test/cluster/run.sh

@@ -11,6 +11,11 @@
   ANNOTATION=yunikorn.apache.org/user.info
   ALICE_VALUE='{"user":"alice","groups":["devops","system:authenticated"]}'
   BOB_VALUE='{"user":"bob","groups":["qa","system:authenticated"]}'
+  # Every test user's stamp, for the audits (load.bats, faults.bats, adoption.bats).
+  STAMPS='{"alice":"{\"user\":\"alice\",\"groups\":[\"devops\",\"system:authenticated\"]}",
+    "bob":"{\"user\":\"bob\",\"groups\":[\"qa\",\"system:authenticated\"]}",
+    "carol":"{\"user\":\"carol\",\"groups\":[\"devops\",\"data\",\"system:authenticated\"]}",
+    "airflow":"{\"user\":\"airflow\",\"groups\":[\"workflow-engines\",\"system:authenticated\"]}"}'
   IMAGE=registry.invalid/pause:1 # never pulled: there is no kubelet
 }
 
@@ -63,7 +68,7 @@ stop() {
 
 stop_all() {
   local c
-  for c in kwhost kube-controller-manager kube-apiserver etcd; do stop "$c"; done
+  for c in slowproxy kwhost kube-controller-manager kube-apiserver etcd; do stop "$c"; done
 }
 
 # die_with_log NAME MESSAGE: the last lines of a component's log, for a start-up that failed
@@ -154,7 +159,11 @@ Y
     *) echo "start_kcm: mode sa or single" >&2; return 2 ;;
   esac
   stop kube-controller-manager
-  start kube-controller-manager "$KUBE_BIN/kube-controller-manager" \
+  # KCM_EXTRA_ARGS: more flags, e.g. the load run's --kube-api-qps (the default 20 requests/s per
+  # controller would measure the controller's client, not the webhook).
+  local extra=()
+  read -ra extra <<< "${KCM_EXTRA_ARGS:-}"
+  start kube-controller-manager "$KUBE_BIN/kube-controller-manager" "${extra[@]}" \
     --kubeconfig="$RUN/kcm.kubeconfig" \
     --authentication-kubeconfig="$RUN/kcm.kubeconfig" --authorization-kubeconfig="$RUN/kcm.kubeconfig" \
     --bind-address=127.0.0.1 --secure-port="$KCM_PORT" --cert-dir="$RUN/kcm-certs" \
@@ -278,4 +287,37 @@ webhook_live() { [ "$(probe_value alice "$1")" = "$ALICE_VALUE" ]; }
 # policy's stamp appears.
 wait_webhook() {
   wait_until 60 "the webhook to stamp dry-run pods in $1" webhook_live "$1"
+}
+
+# audit_pods: every pod in every namespace the webhook covers carries exactly the stamp of the user in
+# its e2e-owner label (its creator, or the owner of the template it came from). Prints the counts and
+# the first offenders; fails on a single pod that is missing its stamp, carries another, or has no owner.
+audit_pods() {
+  local namespaces report
+  namespaces=$(kc admin get namespaces -l "$NS_LABEL" -o json | jq -c '[.items[].metadata.name]')
+  report=$(kc admin get pods -A -o json --chunk-size=500 | jq -c --argjson ns "$namespaces" --argjson stamps "$STAMPS" \
+    --arg k "$ANNOTATION" '
+    [.items[] | select(.metadata.namespace as $n | $ns | index($n)) |
+      {pod: (.metadata.namespace + "/" + .metadata.name), owner: (.metadata.labels["e2e-owner"] // null),
+       value: ((.metadata.annotations // {})[$k] // null)} |
+      .want = (if .owner then $stamps[.owner] else null end) |
+      .verdict = (if .owner == null or .want == null then "unowned" elif .value == null then "missing"
+                  elif .value != .want then "wrong" else "ok" end)] |
+    {pods: length, ok: map(select(.verdict == "ok")) | length,
+     missing: map(select(.verdict == "missing")) | length, wrong: map(select(.verdict == "wrong")) | length,
+     unowned: map(select(.verdict == "unowned")) | length, offenders: map(select(.verdict != "ok")) | .[:5]}')
+  echo "audit: $(jq -c 'del(.offenders)' <<< "$report") in $(jq -r 'join(",")' <<< "$namespaces")"
+  jq -c '.offenders[]' <<< "$report" | sed 's/^/  offender: /'
+  [ "$(jq '.missing + .wrong + .unowned' <<< "$report")" -eq 0 ] && [ "$(jq .pods <<< "$report")" -gt 0 ]
+}
+
+# kwhost_cpu_ticks: the webhook process's user + system CPU time so far, in clock ticks
+kwhost_cpu_ticks() {
+  awk '{print $14 + $15}' "/proc/$(cat "$RUN/pids/kwhost.pid")/stat"
+}
+
+# webhook_metrics FILE: the API server's admission webhook histogram for our webhook, into FILE
+webhook_metrics() {
+  curl_admin "https://127.0.0.1:$API_PORT/metrics" |
+    grep '^apiserver_admission_webhook_admission_duration_seconds_bucket{.*name="yunikorn-user-info-e2e' > "$1" || true
 }

@@ -8,6 +8,7 @@
 #   bob      CN=bob, O=qa                                 another user, who tries to be alice
 #   airflow  CN=airflow, O=workflow-engines               an allow-listed external submitter
 #   binder   CN=binder, O=binders                         may only create pods/binding (a scheduler's right)
+#   carol    CN=carol, O=devops, O=data                   a user in two groups (load and fault runs)
 # plus the service-account signing key pair. Regenerated on every run (a few seconds): nothing here is
 # a secret worth caching.
 set -euo pipefail
@@ -41,6 +42,7 @@ client alice "/CN=alice/O=devops"
 client bob "/CN=bob/O=qa"
 client airflow "/CN=airflow/O=workflow-engines"
 client binder "/CN=binder/O=binders"
+client carol "/CN=carol/O=devops/O=data"
 openssl genrsa -out sa.key 2048 2>/dev/null
 openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
 chmod 600 ./*.key

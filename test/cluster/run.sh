@@ -112,7 +112,7 @@ cleanup() {
 trap cleanup EXIT
 
 "$HERE/pki.sh" "$RUN/pki"
-for u in admin kcm alice bob airflow binder; do write_kubeconfig "$u"; done
+for u in admin kcm alice bob airflow binder carol; do write_kubeconfig "$u"; done
 start_etcd
 echo "etcd ready [$(el)]"
 start_apiserver
@@ -127,8 +127,10 @@ wait_webhook e2e-probe
 kc admin delete namespace e2e-probe --wait=false > /dev/null
 echo "kube-controller-manager ready, webhook live [$(el)]"
 
-echo "== [4/4] scenarios (cluster.bats)"
+# SUITE: the bats files to run, in order (make e2e-load: load.bats faults.bats).
+read -ra suite <<< "${SUITE:-cluster.bats}"
+echo "== [4/4] scenarios (${suite[*]})"
 args=(--timing --show-output-of-passing-tests)
 if [ -n "${BATS_FILTER:-}" ]; then args+=(--filter "$BATS_FILTER"); fi
-run_child -k 10 1200 bats "${args[@]}" "$HERE/cluster.bats"
+run_child -k 10 1200 bats "${args[@]}" "${suite[@]/#/$HERE/}"
 echo "cluster suite passed in $(el)"
