@@ -167,17 +167,7 @@ func Run(engine Engine, opts Options) error {
 	slope, intercept, r2 := linearFit(xs, ys)
 	fmt.Printf("  fit: %.2f µs per KB + %.0f µs, R² = %.4f\n", slope, intercept, r2)
 
-	// Linear in the requester: groups cost no more than the same number of bytes elsewhere in the Pod.
-	fmt.Printf("\nscaling over the requester's groups (35 characters each; policy p50 vs a Pod of the same size):\n")
-	worstGroups := 0.0
-	for _, groups := range groupCounts {
-		g, b := results[fmt.Sprintf("groups-%d", groups)], results[fmt.Sprintf("bytes-as-groups-%d", groups)]
-		if g.p50 == 0 || b.p50 == 0 {
-			continue
-		}
-		worstGroups = math.Max(worstGroups, ratio(g.p50, b.p50))
-		fmt.Printf("  %6d groups %10s   same-size Pod %10s   %.2fx\n", groups, us(g.p50), us(b.p50), ratio(g.p50, b.p50))
-	}
+	worstGroups := groupScaling(results)
 
 	// A reused instance must not grow without bound (a host may reuse instances).
 	// TinyGo's GC grows the heap once or twice until it fits the working set; after that it must stay put.
@@ -319,6 +309,22 @@ func reused(ctx context.Context, m *module, sc scenario, n int) (after100, after
 		}
 	}
 	return after100, afterHalf, inst.MemorySize(), nil
+}
+
+// groupScaling prints the cost of a requester in many groups beside a Pod of the same size and returns
+// the worst ratio: the requester must cost no more than the same number of bytes elsewhere in the Pod.
+func groupScaling(results map[string]result) float64 {
+	fmt.Printf("\nscaling over the requester's groups (35 characters each; policy p50 vs a Pod of the same size):\n")
+	worst := 0.0
+	for _, groups := range groupCounts {
+		g, b := results[fmt.Sprintf("groups-%d", groups)], results[fmt.Sprintf("bytes-as-groups-%d", groups)]
+		if g.p50 == 0 || b.p50 == 0 {
+			continue
+		}
+		worst = math.Max(worst, ratio(g.p50, b.p50))
+		fmt.Printf("  %6d groups %10s   same-size Pod %10s   %.2fx\n", groups, us(g.p50), us(b.p50), ratio(g.p50, b.p50))
+	}
+	return worst
 }
 
 func median(ds []time.Duration) time.Duration {
