@@ -119,6 +119,8 @@ start_apiserver
 echo "kube-apiserver ready [$(el)]"
 start_kwhost '{}'
 setup_rbac
+# The default configuration: no arguments.
+# shellcheck disable=SC2119
 register_webhook
 echo "kwhost serve ready, webhook registered from $(basename "$METADATA") with the matchConditions of $(basename "$MATCH_CONDITIONS") [$(el)]"
 start_kcm sa
