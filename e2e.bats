@@ -447,7 +447,7 @@ settings_error() {
 }
 
 @test "refuses an unknown key, listing the valid ones" {
-  settings_error '{"bypassauth":true}' 'unknown key "bypassauth": valid keys are bypassAuth, bypassControllers, systemUsers, externalUsers, externalGroups, onUntrustedAnnotation, legacyUserLabel, honorLegacyUserLabel'
+  settings_error '{"bypassauth":true}' 'unknown key "bypassauth": valid keys are bypassAuth, bypassControllers, systemUsers, externalUsers, externalGroups, onUntrustedAnnotation, legacyUserLabel, customWorkloads, honorLegacyUserLabel'
 }
 
 @test "refuses an unknown onUntrustedAnnotation" {

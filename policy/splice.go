@@ -72,14 +72,14 @@ func setMember(doc string, obj gjson.Result, key string, valueParts []string) ed
 // putMember is setMember for a caller that already holds obj[key] (old, absent when there is none).
 func putMember(doc string, obj gjson.Result, key string, old gjson.Result, valueParts []string) edit {
 	if old.Exists() {
-		return edit{doc: doc, start: old.Index, end: old.Index + len(old.Raw), parts: valueParts}
+		return edit{doc: doc, span: span{start: old.Index, end: old.Index + len(old.Raw), parts: valueParts}}
 	}
 	open := obj.Index + 1 // just after '{'
 	parts := append([]string{jsonString(key), ":"}, valueParts...)
 	if hasMembers(obj) {
 		parts = append(parts, ",")
 	}
-	return edit{doc: doc, start: open, end: open, parts: parts}
+	return edit{doc: doc, span: span{start: open, end: open, parts: parts}}
 }
 
 // setPath sets the nested member path (the last element is the key, the rest are objects) below obj to
@@ -114,7 +114,7 @@ func removeMember(doc string, obj gjson.Result, key string) edit {
 	} else if before := skipSpaceBack(doc, start); before > 0 && doc[before-1] == ',' {
 		start = before - 1
 	}
-	return edit{doc: doc, start: start, end: end}
+	return edit{doc: doc, span: span{start: start, end: end}}
 }
 
 func hasMembers(obj gjson.Result) bool {
@@ -126,10 +126,17 @@ func hasMembers(obj gjson.Result) bool {
 	return has
 }
 
-// edit is a document with doc[start:end] replaced by parts. It is kept in pieces, and written straight into
-// the response, so that a large object is not copied once more on its way out.
+// edit is a document with doc[start:end] replaced by parts, and with each of more (after it, in order, not
+// overlapping) applied too. It is kept in pieces, and written straight into the response, so that a large
+// object is not copied once more on its way out.
 type edit struct {
-	doc        string
+	doc string
+	span
+	more []span
+}
+
+// span is one replacement of doc[start:end] by the concatenation of parts.
+type span struct {
 	start, end int
 	parts      []string
 }
@@ -139,8 +146,16 @@ func (e edit) changed() bool { return e.doc != "" }
 
 // Len is the length of the edited document.
 func (e edit) Len() int {
-	n := len(e.doc) - (e.end - e.start)
-	for _, p := range e.parts {
+	n := len(e.doc) + e.span.delta()
+	for _, s := range e.more {
+		n += s.delta()
+	}
+	return n
+}
+
+func (s span) delta() int {
+	n := s.start - s.end
+	for _, p := range s.parts {
 		n += len(p)
 	}
 	return n
@@ -155,11 +170,20 @@ func (e edit) String() string {
 }
 
 func (e edit) writeTo(write func(string)) {
-	write(e.doc[:e.start])
-	for _, p := range e.parts {
+	at := e.span.write(e.doc, 0, write)
+	for _, s := range e.more {
+		at = s.write(e.doc, at, write)
+	}
+	write(e.doc[at:])
+}
+
+// write writes doc from at up to the span, then the span's parts, and returns where the span ends.
+func (s span) write(doc string, at int, write func(string)) int {
+	write(doc[at:s.start])
+	for _, p := range s.parts {
 		write(p)
 	}
-	write(e.doc[e.end:])
+	return s.end
 }
 
 func skipSpace(s string, i int) int {
@@ -177,3 +201,154 @@ func skipSpaceBack(s string, i int) int {
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// edits collects changes to the maps walker found in one document, so that every target is spliced in
+// one pass: settings refuse paths whose maps nest (annotationPath.inside) and a map is named once, so the
+// changes touch disjoint bytes, except where two maps are created below the same missing object or
+// inserted into the same object; those are merged into one span.
+type edits struct {
+	doc  string
+	sets []setOp
+	more []span // removals
+}
+
+// setOp sets names (below obj; names[0] is old in obj: absent, null, or the value to replace) to value.
+type setOp struct {
+	obj   gjson.Result
+	names []string
+	old   gjson.Result
+	value string
+}
+
+// set sets the annotation in the map ref names to valueJSON, creating the map (and what is missing above
+// it, below the deepest object that exists) when needed.
+func (e *edits) set(ref *mapRef, valueJSON string) {
+	names := make([]string, 0, len(ref.rest)+1)
+	for _, s := range ref.rest {
+		names = append(names, s.name)
+	}
+	names = append(names, AnnotationKey)
+	old := ref.value
+	if len(ref.rest) > 0 {
+		old = ref.old
+	}
+	e.sets = append(e.sets, setOp{obj: ref.holder, names: names, old: old, value: valueJSON})
+}
+
+// remove deletes the annotation from the map ref names (which holds it).
+func (e *edits) remove(ref *mapRef) {
+	e.more = append(e.more, removeMember(e.doc, ref.m, AnnotationKey).span)
+}
+
+func (e *edits) empty() bool { return len(e.sets) == 0 && len(e.more) == 0 }
+
+// tree is a JSON object to write: members in the order they were added, each a value or a subtree.
+type tree struct {
+	names []string
+	value []string // JSON text of a leaf member; "" for a subtree
+	kids  []*tree
+}
+
+func (t *tree) add(names []string, value string) {
+	for i, n := range t.names {
+		if n == names[0] && len(names) > 1 && t.kids[i] != nil {
+			t.kids[i].add(names[1:], value)
+			return
+		}
+	}
+	t.names = append(t.names, names[0])
+	if len(names) == 1 {
+		t.value, t.kids = append(t.value, value), append(t.kids, nil)
+		return
+	}
+	kid := &tree{}
+	kid.add(names[1:], value)
+	t.value, t.kids = append(t.value, ""), append(t.kids, kid)
+}
+
+// members appends the tree's members, separated by commas, without braces.
+func (t *tree) members(parts []string) []string {
+	for i, n := range t.names {
+		if i > 0 {
+			parts = append(parts, ",")
+		}
+		parts = append(parts, jsonString(n), ":")
+		if t.kids[i] == nil {
+			parts = append(parts, t.value[i])
+			continue
+		}
+		parts = append(parts, "{")
+		parts = t.kids[i].members(parts)
+		parts = append(parts, "}")
+	}
+	return parts
+}
+
+// result builds the edit; a problem means two changes would touch the same bytes (settings rule that out).
+func (e *edits) result() (edit, string) {
+	// A group is one span: members inserted into an object (at its '{'), or a value replaced (a null by the
+	// objects created below it, or a string by the new value).
+	type group struct {
+		obj, old gjson.Result // old is absent for an insertion
+		leaf     string       // the new value replacing old, when old is the annotation itself
+		t        tree
+	}
+	var groups []*group
+	for _, s := range e.sets {
+		var g *group
+		for _, have := range groups {
+			if have.obj.Index == s.obj.Index && have.old.Exists() == s.old.Exists() && have.old.Index == s.old.Index {
+				g = have
+				break
+			}
+		}
+		if g == nil {
+			g = &group{obj: s.obj, old: s.old}
+			groups = append(groups, g)
+		}
+		switch {
+		case !s.old.Exists():
+			g.t.add(s.names, s.value)
+		case len(s.names) == 1:
+			g.leaf = s.value
+		default:
+			g.t.add(s.names[1:], s.value)
+		}
+	}
+	spans := append([]span(nil), e.more...)
+	for _, g := range groups {
+		switch {
+		case !g.old.Exists():
+			parts := g.t.members(nil)
+			if hasMembers(g.obj) {
+				parts = append(parts, ",")
+			}
+			spans = append(spans, span{start: g.obj.Index + 1, end: g.obj.Index + 1, parts: parts})
+		case g.leaf != "":
+			spans = append(spans, span{start: g.old.Index, end: g.old.Index + len(g.old.Raw), parts: []string{g.leaf}})
+		default:
+			parts := append(append([]string{"{"}, g.t.members(nil)...), "}")
+			spans = append(spans, span{start: g.old.Index, end: g.old.Index + len(g.old.Raw), parts: parts})
+		}
+	}
+	if len(spans) == 0 {
+		return edit{}, ""
+	}
+	sortSpans(spans)
+	for i := 1; i < len(spans); i++ {
+		if spans[i].start < spans[i-1].end {
+			return edit{}, "two annotation paths change the same part of the object"
+		}
+	}
+	return edit{doc: e.doc, span: spans[0], more: spans[1:]}, ""
+}
+
+// sortSpans orders spans by start (an insertion before a replacement that starts at the same byte).
+func sortSpans(spans []span) {
+	for i := 1; i < len(spans); i++ {
+		for j := i; j > 0 && (spans[j].start < spans[j-1].start ||
+			spans[j].start == spans[j-1].start && spans[j].end < spans[j-1].end); j-- {
+			spans[j], spans[j-1] = spans[j-1], spans[j]
+		}
+	}
+}
