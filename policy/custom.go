@@ -209,14 +209,14 @@ func customWarning(replaced, restored int) string {
 	}
 	switch {
 	case replaced > 0 && restored > 0:
-		return "the " + AnnotationKey + " annotation was restored in " + maps(restored) +
-			" and replaced with the requester's identity in " + maps(replaced)
+		return AnnotationKey + " was restored in " + maps(restored) + " and replaced with the requester's identity in " +
+			maps(replaced)
 	case replaced > 0:
-		return "the " + AnnotationKey + " annotation was replaced with the requester's identity in " + maps(replaced) +
-			": only trusted requesters may set it"
+		return AnnotationKey + " was replaced with the requester's identity in " + maps(replaced) +
+			": only trusted users may set it"
 	case restored > 0:
-		return "the " + AnnotationKey + " annotation was restored to its previous value in " + maps(restored) +
-			": only trusted requesters may change it"
+		return AnnotationKey + " was restored to its previous value in " + maps(restored) +
+			": only trusted users may change it"
 	}
 	return ""
 }

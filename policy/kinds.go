@@ -89,7 +89,7 @@ func (k *Kind) handles(operation string) bool {
 
 // workload is what the decision needs of the request's kind: where the guarded map lives.
 type workload struct {
-	name  string        // for messages
+	name  string         // for messages
 	path  annotationPath // Kind.Path, parsed: walked by the same code as a declared kind's paths
 	rules Rules
 	// custom is the declared kind (rules 11-13); nil for a kind of the table.
