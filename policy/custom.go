@@ -63,12 +63,8 @@ func (e *evaluation) createCustom() decision {
 	// copied from a parent that was already handled.
 	if e.systemUser() {
 		if e.settings.BypassControllers {
-			for i := range targets {
-				if t := &targets[i]; t.value.Exists() {
-					if problem := CheckSuppliedValue(t.value.Str); problem != "" {
-						return e.invalidValueIn(t.key, problem)
-					}
-				}
+			if d, refused := e.checkValues(targets); refused {
+				return d
 			}
 		}
 		e.debug("custom resource created by a system user: left unchanged (rules 11 and 4)")
@@ -87,6 +83,18 @@ func (e *evaluation) createCustom() decision {
 		}
 	}
 	return c.decision()
+}
+
+// checkValues validates every value present in the targets (a trusted requester's).
+func (e *evaluation) checkValues(targets []mapRef) (decision, bool) {
+	for i := range targets {
+		if t := &targets[i]; t.value.Exists() {
+			if problem := CheckSuppliedValue(t.value.Str); problem != "" {
+				return e.invalidValueIn(t.key, problem), true
+			}
+		}
+	}
+	return decision{}, false
 }
 
 // updateCustom applies rule 12 (and rule 13 on UPDATE): targets are paired by their concrete path.

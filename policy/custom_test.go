@@ -46,6 +46,7 @@ func customRequest(t *testing.T, group, kind string, who []string, object, old s
 }
 
 func sparkApp(t *testing.T, who []string, object, old string) map[string]any {
+	t.Helper()
 	return customRequest(t, "sparkoperator.k8s.io", "SparkApplication", who, object, old)
 }
 

@@ -54,27 +54,12 @@ func parsePath(text string, guard, rootMarker bool) (annotationPath, string) {
 		p.create, rest = 0, rest[1:]
 	}
 	for rest != "" {
-		n := 0
-		for n < len(rest) && isNameByte(rest[n]) {
-			n++
-		}
 		at := len(p.segments) + 1
-		if n == 0 {
-			if rest[0] == '.' || rest[0] == '>' {
-				return p, "segment " + strconv.Itoa(at) + " is empty"
-			}
-			return p, "segment " + strconv.Itoa(at) + " starts with " + strconv.QuoteRune(rune(rest[0])) +
-				": a segment is a member name of letters, digits, '_' and '-', optionally followed by [*] or {*}"
+		seg, after, problem := parseSegment(rest, at)
+		if problem != "" {
+			return p, problem
 		}
-		seg := segment{name: rest[:n]}
-		rest = rest[n:]
-		switch {
-		case strings.HasPrefix(rest, "[*]"):
-			seg.wild, rest = everyElement, rest[3:]
-		case strings.HasPrefix(rest, "{*}"):
-			seg.wild, rest = everyMember, rest[3:]
-		}
-		p.segments = append(p.segments, seg)
+		p.segments, rest = append(p.segments, seg), after
 		if len(p.segments) > maxPathSegments {
 			return p, "the path has more than " + strconv.Itoa(maxPathSegments) + " segments"
 		}
@@ -100,6 +85,35 @@ func parsePath(text string, guard, rootMarker bool) (annotationPath, string) {
 			return p, "the path ends with a separator: the last segment names the map"
 		}
 	}
+	return p.finish(guard)
+}
+
+// parseSegment reads segment number at from the start of rest: a name, optionally followed by a wildcard.
+func parseSegment(rest string, at int) (segment, string, string) {
+	n := 0
+	for n < len(rest) && isNameByte(rest[n]) {
+		n++
+	}
+	if n == 0 {
+		if rest[0] == '.' || rest[0] == '>' {
+			return segment{}, rest, "segment " + strconv.Itoa(at) + " is empty"
+		}
+		return segment{}, rest, "segment " + strconv.Itoa(at) + " starts with " + strconv.QuoteRune(rune(rest[0])) +
+			": a segment is a member name of letters, digits, '_' and '-', optionally followed by [*] or {*}"
+	}
+	seg := segment{name: rest[:n]}
+	rest = rest[n:]
+	switch {
+	case strings.HasPrefix(rest, "[*]"):
+		seg.wild, rest = everyElement, rest[3:]
+	case strings.HasPrefix(rest, "{*}"):
+		seg.wild, rest = everyMember, rest[3:]
+	}
+	return seg, rest, ""
+}
+
+// finish checks the parsed segments as a whole and fills in create and plain.
+func (p annotationPath) finish(guard bool) (annotationPath, string) {
 	last := len(p.segments) - 1
 	switch {
 	case p.segments[last].wild != plainSegment:
@@ -115,7 +129,7 @@ func parsePath(text string, guard, rootMarker bool) (annotationPath, string) {
 		}
 	}
 	if !p.hasWildcard() {
-		p.plain = strings.Replace(strings.TrimPrefix(text, ">"), ">", ".", 1)
+		p.plain = strings.Replace(strings.TrimPrefix(p.text, ">"), ">", ".", 1)
 	}
 	return p, ""
 }
@@ -191,11 +205,13 @@ func (w *walker) at() string {
 	if w.path.plain == "" {
 		return w.field + strings.Join(w.trail, "")
 	}
-	at := w.field
+	var at strings.Builder
+	at.WriteString(w.field)
 	for _, s := range w.path.segments[:w.depth] {
-		at += "." + s.name
+		at.WriteString(".")
+		at.WriteString(s.name)
 	}
-	return at
+	return at.String()
 }
 
 // push adds a member name (seg) or an element's pieces to the concrete path; pop takes them off.
@@ -232,28 +248,7 @@ func (w *walker) step(cur gjson.Result, p *annotationPath, i int, anchor gjson.R
 	defer w.pop(true, 1)
 	last := i == len(p.segments)-1
 	if i < p.create {
-		if last { // a guard map: named only when it exists
-			switch {
-			case isMissing(v):
-				return ""
-			case !v.IsObject():
-				return w.at() + " must be an object"
-			}
-			return w.found(p, anchor, cur, cur, nil, v, v)
-		}
-		if seg.wild == plainSegment {
-			if !v.IsObject() {
-				if p.required {
-					return w.at() + " is missing or not an object: a " + w.kind + " needs a pod template"
-				}
-				return "" // names nothing in this object
-			}
-			if i+1 == p.create {
-				anchor = v
-			}
-			return w.step(v, p, i+1, anchor)
-		}
-		return w.each(v, p, i)
+		return w.stepBefore(v, p, i, anchor, cur)
 	}
 	// From create on: created when missing or null, bad input when of another type.
 	if isMissing(v) {
@@ -279,6 +274,33 @@ func (w *walker) step(cur gjson.Result, p *annotationPath, i int, anchor gjson.R
 	}
 	if last {
 		return w.found(p, anchor, cur, v, nil, gjson.Result{}, v)
+	}
+	return w.step(v, p, i+1, anchor)
+}
+
+// stepBefore goes on from v, segment i of p found in cur, before ">": a value of the wrong type names
+// nothing (or, for a built-in kind, is bad input).
+func (w *walker) stepBefore(v gjson.Result, p *annotationPath, i int, anchor, cur gjson.Result) string {
+	if i == len(p.segments)-1 { // a guard map: named only when it exists
+		switch {
+		case isMissing(v):
+			return ""
+		case !v.IsObject():
+			return w.at() + " must be an object"
+		}
+		return w.found(p, anchor, cur, cur, nil, v, v)
+	}
+	if p.segments[i].wild != plainSegment {
+		return w.each(v, p, i)
+	}
+	if !v.IsObject() {
+		if p.required {
+			return w.at() + " is missing or not an object: a " + w.kind + " needs a pod template"
+		}
+		return "" // names nothing in this object
+	}
+	if i+1 == p.create {
+		anchor = v
 	}
 	return w.step(v, p, i+1, anchor)
 }

@@ -146,7 +146,7 @@ func (e edit) changed() bool { return e.doc != "" }
 
 // Len is the length of the edited document.
 func (e edit) Len() int {
-	n := len(e.doc) + e.span.delta()
+	n := len(e.doc) + e.delta()
 	for _, s := range e.more {
 		n += s.delta()
 	}
@@ -170,7 +170,7 @@ func (e edit) String() string {
 }
 
 func (e edit) writeTo(write func(string)) {
-	at := e.span.write(e.doc, 0, write)
+	at := e.write(e.doc, 0, write)
 	for _, s := range e.more {
 		at = s.write(e.doc, at, write)
 	}
@@ -240,8 +240,6 @@ func (e *edits) remove(ref *mapRef) {
 	e.more = append(e.more, removeMember(e.doc, ref.m, AnnotationKey).span)
 }
 
-func (e *edits) empty() bool { return len(e.sets) == 0 && len(e.more) == 0 }
-
 // tree is a JSON object to write: members in the order they were added, each a value or a subtree.
 type tree struct {
 	names []string
@@ -294,7 +292,8 @@ func (e *edits) result() (edit, string) {
 		t        tree
 	}
 	var groups []*group
-	for _, s := range e.sets {
+	for i := range e.sets {
+		s := &e.sets[i]
 		var g *group
 		for _, have := range groups {
 			if have.obj.Index == s.obj.Index && have.old.Exists() == s.old.Exists() && have.old.Index == s.old.Index {
