@@ -40,6 +40,7 @@ func BenchmarkValidate_PodCreateTrustedKeep(b *testing.B) {
 func BenchmarkValidate_DeploymentCreate(b *testing.B) {
 	benchmarkValidate(b, "deployment-create-alice", `{}`)
 }
+
 // A declared kind (rules 11-13) costs about what a built-in workload does: the settings name five paths,
 // of which the request's kind parses only its own.
 func BenchmarkValidate_SparkApplicationCreate(b *testing.B) {
