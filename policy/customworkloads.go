@@ -86,13 +86,13 @@ func parseCustomWorkloads(text, group, kind string, only bool) ([]CustomWorkload
 	i := -1
 	list.ForEach(func(_, entry gjson.Result) bool {
 		i++
-		at := "customWorkloads[" + strconv.Itoa(i) + "]"
 		if only {
 			g, k := entry.Get("apiGroup"), entry.Get("kind")
 			if g.Type != gjson.String || k.Type != gjson.String || g.Str != group || k.Str != kind {
 				return true
 			}
 		}
+		at := "customWorkloads[" + strconv.Itoa(i) + "]"
 		w, entryProblems := parseCustomWorkload(entry, at)
 		problems = append(problems, entryProblems...)
 		if len(entryProblems) > 0 {
@@ -192,19 +192,23 @@ func parsePaths(list gjson.Result, at string, guard bool, problem func(key, msg 
 	if !list.IsArray() {
 		return nil, nil
 	}
-	var texts []string
-	var paths []annotationPath
+	n := 0
+	list.ForEach(func(_, _ gjson.Result) bool {
+		n++
+		return true
+	})
+	texts, paths := make([]string, 0, n), make([]annotationPath, 0, n)
 	j := -1
 	list.ForEach(func(_, item gjson.Result) bool {
 		j++
-		key := at + "[" + strconv.Itoa(j) + "]"
+		key := func() string { return at + "[" + strconv.Itoa(j) + "]" }
 		if item.Type != gjson.String {
-			problem(key, "must be a string (a path such as spec.driver>annotations), not "+jsonTypeName(item))
+			problem(key(), "must be a string (a path such as spec.driver>annotations), not "+jsonTypeName(item))
 			return true
 		}
 		p, why := parsePath(item.Str, guard, false)
 		if why != "" {
-			problem(key, strconv.Quote(item.Str)+": "+why)
+			problem(key(), strconv.Quote(item.Str)+": "+why)
 			return true
 		}
 		texts, paths = append(texts, item.Str), append(paths, p)

@@ -312,8 +312,8 @@ func FuzzCustomKind(f *testing.F) {
 				t.Fatalf("accepted, but the result is bad input: %s\n%s", problem, result)
 			}
 		}
-		for _, ref := range w.refs {
-			if ref.value.Str != stamp {
+		for i := range w.refs {
+			if ref := &w.refs[i]; ref.value.Str != stamp {
 				t.Fatalf("%s holds %q after bob's CREATE, want bob's identity:\n%s", ref.key, ref.value.Raw, result)
 			}
 		}

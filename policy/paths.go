@@ -49,6 +49,7 @@ func parsePath(text string, guard, rootMarker bool) (annotationPath, string) {
 	if text == "" {
 		return p, "the path is empty: name the annotations map, such as spec.driver>annotations"
 	}
+	p.segments = make([]segment, 0, 1+strings.Count(text, ".")+strings.Count(text, ">"))
 	rest := text
 	if rootMarker && strings.HasPrefix(rest, ">") {
 		p.create, rest = 0, rest[1:]

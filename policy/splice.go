@@ -240,6 +240,36 @@ func (e *edits) remove(ref *mapRef) {
 	e.more = append(e.more, removeMember(e.doc, ref.m, AnnotationKey).span)
 }
 
+// below is the names of the set below the object's member: for an insertion every name, for a replaced
+// value the names inside it.
+func (s *setOp) below() []string {
+	if s.old.Exists() {
+		return s.names[1:]
+	}
+	return s.names
+}
+
+// nested appends {"n1":{"n2":value}} for names (value alone when there are none) to parts.
+func nested(parts, names []string, value string) []string {
+	for _, n := range names {
+		parts = append(quoted(append(parts, "{"), n), ":")
+	}
+	parts = append(parts, value)
+	if len(names) > 0 {
+		parts = append(parts, strings.Repeat("}", len(names)))
+	}
+	return parts
+}
+
+// quoted appends name as a JSON string: path names need no escaping (parsePath admits letters, digits, _
+// and -), so the quotes are parts of their own and nothing is allocated; the annotation key is quoted once.
+func quoted(parts []string, name string) []string {
+	if name == AnnotationKey {
+		return append(parts, quotedAnnotationKey)
+	}
+	return append(parts, `"`, name, `"`)
+}
+
 // tree is a JSON object to write: members in the order they were added, each a value or a subtree.
 type tree struct {
 	names []string
@@ -270,7 +300,7 @@ func (t *tree) members(parts []string) []string {
 		if i > 0 {
 			parts = append(parts, ",")
 		}
-		parts = append(parts, jsonString(n), ":")
+		parts = append(quoted(parts, n), ":")
 		if t.kids[i] == nil {
 			parts = append(parts, t.value[i])
 			continue
@@ -285,11 +315,12 @@ func (t *tree) members(parts []string) []string {
 // result builds the edit; a problem means two changes would touch the same bytes (settings rule that out).
 func (e *edits) result() (edit, string) {
 	// A group is one span: members inserted into an object (at its '{'), or a value replaced (a null by the
-	// objects created below it, or a string by the new value).
+	// objects created below it, or a string by the new value). Most groups hold one change, written
+	// directly; only changes that meet below the same object are merged through a tree.
 	type group struct {
 		obj, old gjson.Result // old is absent for an insertion
-		leaf     string       // the new value replacing old, when old is the annotation itself
-		t        tree
+		first    *setOp
+		t        *tree
 	}
 	var groups []*group
 	for i := range e.sets {
@@ -302,33 +333,36 @@ func (e *edits) result() (edit, string) {
 			}
 		}
 		if g == nil {
-			g = &group{obj: s.obj, old: s.old}
-			groups = append(groups, g)
+			groups = append(groups, &group{obj: s.obj, old: s.old, first: s})
+			continue
 		}
-		switch {
-		case !s.old.Exists():
-			g.t.add(s.names, s.value)
-		case len(s.names) == 1:
-			g.leaf = s.value
-		default:
-			g.t.add(s.names[1:], s.value)
+		if g.t == nil {
+			g.t = &tree{}
+			g.t.add(g.first.below(), g.first.value)
 		}
+		g.t.add(s.below(), s.value)
 	}
 	spans := append([]span(nil), e.more...)
 	for _, g := range groups {
+		var parts []string
 		switch {
+		case g.t != nil && !g.old.Exists():
+			parts = g.t.members(nil)
+		case g.t != nil:
+			parts = append(append([]string{"{"}, g.t.members(nil)...), "}")
 		case !g.old.Exists():
-			parts := g.t.members(nil)
-			if hasMembers(g.obj) {
-				parts = append(parts, ",")
-			}
-			spans = append(spans, span{start: g.obj.Index + 1, end: g.obj.Index + 1, parts: parts})
-		case g.leaf != "":
-			spans = append(spans, span{start: g.old.Index, end: g.old.Index + len(g.old.Raw), parts: []string{g.leaf}})
+			parts = nested(append(quoted(nil, g.first.names[0]), ":"), g.first.names[1:], g.first.value)
 		default:
-			parts := append(append([]string{"{"}, g.t.members(nil)...), "}")
-			spans = append(spans, span{start: g.old.Index, end: g.old.Index + len(g.old.Raw), parts: parts})
+			parts = nested(nil, g.first.names[1:], g.first.value)
 		}
+		if g.old.Exists() {
+			spans = append(spans, span{start: g.old.Index, end: g.old.Index + len(g.old.Raw), parts: parts})
+			continue
+		}
+		if hasMembers(g.obj) {
+			parts = append(parts, ",")
+		}
+		spans = append(spans, span{start: g.obj.Index + 1, end: g.obj.Index + 1, parts: parts})
 	}
 	if len(spans) == 0 {
 		return edit{}, ""

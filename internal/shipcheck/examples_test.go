@@ -77,8 +77,8 @@ func summarize(s policy.Settings) settingsSummary {
 func customKinds(s policy.Settings) []string {
 	kinds, _ := s.CustomWorkloads()
 	var out []string
-	for _, k := range kinds {
-		out = append(out, k.APIGroup+"/"+k.Kind)
+	for i := range kinds {
+		out = append(out, kinds[i].APIGroup+"/"+kinds[i].Kind)
 	}
 	return out
 }
@@ -230,7 +230,8 @@ func customRules(t *testing.T, s policy.Settings) []rule {
 		t.Fatal(problems)
 	}
 	var rules []rule
-	for _, k := range kinds {
+	for j := range kinds {
+		k := &kinds[j]
 		i := slices.IndexFunc(rules, func(r rule) bool { return r.APIGroups[0] == k.APIGroup })
 		if i < 0 {
 			rules = append(rules, rule{APIGroups: []string{k.APIGroup}, APIVersions: []string{"*"}, Operations: []string{"CREATE", "UPDATE"}})

@@ -60,7 +60,7 @@ type matchCondition struct {
 
 type options struct {
 	metadata, url, caFile, namespaceLabel, name, matchConditions, extraRules string
-	timeoutSeconds                                               int
+	timeoutSeconds                                                           int
 }
 
 func main() {

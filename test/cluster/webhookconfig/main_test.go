@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -120,9 +121,9 @@ func TestRun_ExtraRulesAreTheExamplesCustomResources(t *testing.T) {
 	}
 	data, _ := os.ReadFile("../../../metadata.yml")
 	base, _ := rulesOf(data)
-	want := append(base,
-		rule{APIGroups: []string{"sparkoperator.k8s.io"}, APIVersions: []string{"*"}, Resources: []string{"sparkapplications", "scheduledsparkapplications"}, Operations: []string{"CREATE", "UPDATE"}},
-		rule{APIGroups: []string{"ray.io"}, APIVersions: []string{"*"}, Resources: []string{"rayclusters", "rayjobs", "rayservices"}, Operations: []string{"CREATE", "UPDATE"}})
+	want := slices.Concat(base, []rule{
+		{APIGroups: []string{"sparkoperator.k8s.io"}, APIVersions: []string{"*"}, Resources: []string{"sparkapplications", "scheduledsparkapplications"}, Operations: []string{"CREATE", "UPDATE"}},
+		{APIGroups: []string{"ray.io"}, APIVersions: []string{"*"}, Resources: []string{"rayclusters", "rayjobs", "rayservices"}, Operations: []string{"CREATE", "UPDATE"}}})
 	if diff := cmp.Diff(want, cfg.Webhooks[0].Rules); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
