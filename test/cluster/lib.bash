@@ -245,6 +245,23 @@ subjects:
 - {apiGroup: rbac.authorization.k8s.io, kind: Group, name: qa}
 - {apiGroup: rbac.authorization.k8s.io, kind: Group, name: workflow-engines}
 ---
+# The Ray operator's account (impersonated by the custom-resource scenario; no operator runs here) creates
+# the RayCluster of a RayJob.
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: e2e-kuberay-operator}
+rules:
+- apiGroups: [ray.io]
+  resources: [rayclusters]
+  verbs: ["*"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: e2e-kuberay-operator}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: e2e-kuberay-operator}
+subjects:
+- {kind: ServiceAccount, name: kuberay-operator, namespace: kube-system}
+---
 # binder may do one thing: create pods/binding, as a scheduler (or a tenant's own scheduler) may.
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
