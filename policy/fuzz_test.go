@@ -40,11 +40,13 @@ func seedRequests(f *testing.F) [][]byte {
 // has code 400 and a message; a mutation is a JSON object; identical input gives identical bytes.
 func FuzzValidate(f *testing.F) {
 	for _, req := range seedRequests(f) {
-		for _, settings := range []string{`{}`, rejectSettings, externalSettings, noControllersSettings} {
+		for _, settings := range []string{`{}`, rejectSettings, externalSettings, noControllersSettings, fuzzKindSettings} {
 			f.Add([]byte(`{"request":` + string(req) + `,"settings":` + settings + `}`))
 		}
 	}
 	f.Add([]byte(`{"request":{"operation":"CREATE","kind":{"kind":"Pod"},"userInfo":{"username":"a"},"object":{"metadata":null}}}`))
+	f.Add([]byte(`{"request":{"operation":"UPDATE","kind":{"group":"x.io","kind":"K"},"userInfo":{"username":"a"},` +
+		`"object":{"spec":{"groups":[{"template":{}}]}},"oldObject":{"spec":{"groups":[]}}},"settings":` + fuzzKindSettings + `}`))
 	logger := onelog.New(io.Discard, onelog.ALL)
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		out := Validate(payload, logger)
@@ -378,4 +380,70 @@ func emptyTree(v any) bool {
 		}
 	}
 	return true
+}
+
+// FuzzCustomKindUpdate: whatever bob (untrusted) sends as an UPDATE of a declared kind, once accepted every
+// map that was in the old object holds its old value, and every new map bob's identity.
+func FuzzCustomKindUpdate(f *testing.F) {
+	a := `{"` + AnnotationKey + `":"alice"}`
+	for _, pair := range [][2]string{
+		{`{"spec":{"driver":{"annotations":{"` + AnnotationKey + `":"bob"}}}}`, `{"spec":{"driver":{"annotations":` + a + `}}}`},
+		{`{"spec":{"groups":[{"template":{}},{"template":{"metadata":{"annotations":` + a + `}}}]}}`, `{"spec":{"groups":[{"template":{"metadata":{"annotations":` + a + `}}}]}}`},
+		{`{"spec":{"driver":{}}}`, `{"spec":{"driver":{"annotations":` + a + `},"podTemplate":{"metadata":{"annotations":` + a + `}}}}`},
+		{`{"spec":{"conf":{"x":"` + AnnotationKey + `"}}}`, `{"spec":{"conf":{"x":"` + AnnotationKey + `"}}}`},
+	} {
+		f.Add(pair[0], pair[1])
+	}
+	logger := onelog.New(io.Discard, onelog.ALL)
+	stamp := UserInfo{User: "bob"}.Encode()
+	settings, _ := CheckSettings([]byte(fuzzKindSettings))
+	kind, _ := settings.customKind("x.io", "K")
+	maps := func(t *testing.T, doc string) map[string]gjson.Result {
+		t.Helper()
+		w := walker{doc: doc, field: "request.object", kind: "K", entry: AnnotationKey}
+		out := map[string]gjson.Result{}
+		for i := range kind.annotations {
+			if problem := w.walk(docRoot(doc), &kind.annotations[i]); problem != "" {
+				t.Fatalf("accepted, but bad input: %s\n%s", problem, doc)
+			}
+		}
+		for i := range w.refs {
+			out[w.refs[i].key] = w.refs[i].value
+		}
+		return out
+	}
+	f.Fuzz(func(t *testing.T, object, old string) {
+		if !validJSON(object) || !gjson.Parse(object).IsObject() || !validJSON(old) || !gjson.Parse(old).IsObject() {
+			return
+		}
+		payload := []byte(`{"request":{"operation":"UPDATE","kind":{"group":"x.io","version":"v1","kind":"K"},` +
+			`"userInfo":{"username":"bob"},"object":` + object + `,"oldObject":` + old + `},"settings":` + fuzzKindSettings + `}`)
+		resp, err := evaluateRawNoCheck(payload, logger)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !resp.Accepted {
+			if resp.Code != 400 || resp.Message == "" {
+				t.Fatalf("a rejection needs code 400 and a message: %+v", resp)
+			}
+			return
+		}
+		result := object
+		if len(resp.MutatedObject) > 0 {
+			result = string(resp.MutatedObject)
+		}
+		if !validJSON(result) {
+			t.Fatalf("the splice broke the JSON:\n%s", result)
+		}
+		before := maps(t, old)
+		for key, v := range maps(t, result) {
+			if was, paired := before[key]; paired {
+				if !sameEntry(was, v) {
+					t.Fatalf("%s holds %s, it held %s before bob's update:\n%s", key, v.Raw, was.Raw, result)
+				}
+			} else if v.Str != stamp {
+				t.Fatalf("new map %s holds %s after bob's update, want bob's identity:\n%s", key, v.Raw, result)
+			}
+		}
+	})
 }
