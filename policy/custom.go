@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"sort"
 	"strconv"
 	"strings"
 
@@ -20,7 +19,8 @@ func (e *evaluation) customMaps(object gjson.Result, field string) (targets, gua
 	}
 	c := e.kind.custom
 	root := docRoot(object.Raw)
-	w := walker{doc: object.Raw, field: field, kind: e.kind.name, entry: AnnotationKey}
+	w := walker{doc: object.Raw, field: field, kind: e.kind.name, entry: AnnotationKey,
+		refs: make([]mapRef, 0, 2*len(c.annotations))}
 	for i := range c.annotations {
 		if problem = w.walk(root, &c.annotations[i]); problem != "" {
 			return nil, nil, problem
@@ -41,16 +41,22 @@ func sortByPosition(refs []mapRef) {
 	if len(refs) < 2 {
 		return
 	}
-	at := func(r *mapRef) int {
-		switch {
-		case r.m.Exists():
-			return r.m.Index
-		case r.old.Exists():
-			return r.old.Index
+	for i := 1; i < len(refs); i++ { // insertion sort: a handful of maps, already nearly in order
+		for j := i; j > 0 && refs[j].position() < refs[j-1].position(); j-- {
+			refs[j], refs[j-1] = refs[j-1], refs[j]
 		}
-		return r.holder.Index
 	}
-	sort.SliceStable(refs, func(i, j int) bool { return at(&refs[i]) < at(&refs[j]) })
+}
+
+// position is where the map is in the document, or where it will be created.
+func (r *mapRef) position() int {
+	switch {
+	case r.m.Exists():
+		return r.m.Index
+	case r.old.Exists():
+		return r.old.Index
+	}
+	return r.holder.Index
 }
 
 // createCustom applies rule 11 (and rule 13 on CREATE).

@@ -207,9 +207,10 @@ func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\
 // changes touch disjoint bytes, except where two maps are created below the same missing object or
 // inserted into the same object; those are merged into one span.
 type edits struct {
-	doc  string
-	sets []setOp
-	more []span // removals
+	doc   string
+	sets  []setOp
+	more  []span   // removals
+	names []string // backing store of the sets' names (one allocation for most requests)
 }
 
 // setOp sets names (below obj; names[0] is old in obj: absent, null, or the value to replace) to value.
@@ -223,11 +224,12 @@ type setOp struct {
 // set sets the annotation in the map ref names to valueJSON, creating the map (and what is missing above
 // it, below the deepest object that exists) when needed.
 func (e *edits) set(ref *mapRef, valueJSON string) {
-	names := make([]string, 0, len(ref.rest)+1)
+	start := len(e.names)
 	for _, s := range ref.rest {
-		names = append(names, s.name)
+		e.names = append(e.names, s.name)
 	}
-	names = append(names, AnnotationKey)
+	e.names = append(e.names, AnnotationKey)
+	names := e.names[start:len(e.names):len(e.names)]
 	old := ref.value
 	if len(ref.rest) > 0 {
 		old = ref.old
@@ -322,18 +324,18 @@ func (e *edits) result() (edit, string) {
 		first    *setOp
 		t        *tree
 	}
-	var groups []*group
+	groups := make([]group, 0, len(e.sets))
 	for i := range e.sets {
 		s := &e.sets[i]
 		var g *group
-		for _, have := range groups {
-			if have.obj.Index == s.obj.Index && have.old.Exists() == s.old.Exists() && have.old.Index == s.old.Index {
+		for j := range groups {
+			if have := &groups[j]; have.obj.Index == s.obj.Index && have.old.Exists() == s.old.Exists() && have.old.Index == s.old.Index {
 				g = have
 				break
 			}
 		}
 		if g == nil {
-			groups = append(groups, &group{obj: s.obj, old: s.old, first: s})
+			groups = append(groups, group{obj: s.obj, old: s.old, first: s})
 			continue
 		}
 		if g.t == nil {
@@ -342,8 +344,9 @@ func (e *edits) result() (edit, string) {
 		}
 		g.t.add(s.below(), s.value)
 	}
-	spans := append([]span(nil), e.more...)
-	for _, g := range groups {
+	spans := append(make([]span, 0, len(groups)+len(e.more)), e.more...)
+	for i := range groups {
+		g := &groups[i]
 		var parts []string
 		switch {
 		case g.t != nil && !g.old.Exists():
@@ -351,9 +354,10 @@ func (e *edits) result() (edit, string) {
 		case g.t != nil:
 			parts = append(append([]string{"{"}, g.t.members(nil)...), "}")
 		case !g.old.Exists():
-			parts = nested(append(quoted(nil, g.first.names[0]), ":"), g.first.names[1:], g.first.value)
+			parts = make([]string, 0, 3*len(g.first.names)+3)
+			parts = nested(append(quoted(parts, g.first.names[0]), ":"), g.first.names[1:], g.first.value)
 		default:
-			parts = nested(nil, g.first.names[1:], g.first.value)
+			parts = nested(make([]string, 0, 3*len(g.first.names)+2), g.first.names[1:], g.first.value)
 		}
 		if g.old.Exists() {
 			spans = append(spans, span{start: g.old.Index, end: g.old.Index + len(g.old.Raw), parts: parts})
