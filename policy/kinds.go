@@ -25,9 +25,10 @@ type Kind struct {
 	// the subresources that carry it too and through which the annotation can change ("pods/status").
 	Resources  []string
 	Operations []string
-	// Path names the annotations map the policy guards, as segments separated by ".". A ">" follows the
-	// object that must already be there (a pod template); the maps after it are created when missing or
-	// null. Without ">" the map is only read, never created (a Binding).
+	// Path names the annotations map the policy guards, in the syntax of customWorkloads' paths (paths.go):
+	// a ">" follows the object that must already be there (a pod template); the maps after it are created
+	// when missing or null. findTarget walks it with the same walker as a declared kind's paths; a Binding's
+	// map is only read (rule 10), never created.
 	Path  string
 	Rules Rules
 }
