@@ -452,7 +452,7 @@ settings_error() {
 }
 
 @test "refuses an unknown key, listing the valid ones" {
-  settings_error '{"bypassauth":true}' 'unknown key "bypassauth": valid keys are bypassAuth, bypassControllers, systemUsers, externalUsers, externalGroups, onUntrustedAnnotation, legacyUserLabel, honorLegacyUserLabel'
+  settings_error '{"bypassauth":true}' 'unknown key "bypassauth": valid keys are bypassAuth, bypassControllers, systemUsers, externalUsers, externalGroups, onUntrustedAnnotation, legacyUserLabel, customWorkloads, honorLegacyUserLabel'
 }
 
 @test "refuses an unknown onUntrustedAnnotation" {
@@ -468,4 +468,159 @@ settings_error() {
   evaluate "$REQ" '{"bypassAuth":true,"externalUsers":"^airflow$"}'
   allowed true
   no_patch
+}
+
+# ------------------------------------------------------------------------------ custom resources (rules 11-13)
+# Settings are the examples' own (testdata/settings/<example>.json; internal/shipcheck checks that they
+# are examples/<example>.yaml's spec.settings).
+
+S=testdata/settings
+@test "SparkApplication: stamps the driver and executor maps of alice's application" {
+  evaluate "$R/sparkapplication-create-alice.json" "$(cat $S/spark-operator.json)"
+  allowed true
+  [ "$(patch | jq -r '.[] | select(.path == "/spec/driver/annotations") | .value["yunikorn.apache.org/user.info"]')" = "$ALICE" ]
+  [ "$(patch | jq -r '.[] | select(.path == "/spec/executor/annotations") | .value["yunikorn.apache.org/user.info"]')" = "$ALICE" ]
+  [ "$(patch | jq -r '.[] | select(.path == "/spec/executor/template/metadata") | .value.annotations["yunikorn.apache.org/user.info"]')" = "$ALICE" ]
+  [ "$(patch_ops)" -eq 3 ]
+  [ -z "$(warnings)" ]
+}
+
+@test "SparkApplication: replaces bob's forged driver annotation with one warning" {
+  evaluate "$R/sparkapplication-create-bob-forged.json" "$(cat $S/spark-operator.json)"
+  allowed true
+  [ "$(patch | jq -r '.[] | select(.path == "/spec/driver/annotations/yunikorn.apache.org~1user.info") | .value')" = "$BOB" ]
+  [ "$(warnings | wc -l)" -eq 1 ]
+  [[ "$(warnings)" == *"replaced with the requester's identity in 1 map"* ]]
+}
+
+@test "SparkApplication: rejects bob's forged driver annotation in reject mode" {
+  evaluate "$R/sparkapplication-create-bob-forged.json" "$(jq -c '. + {"onUntrustedAnnotation":"reject"}' $S/spark-operator.json)"
+  rejected_with "user bob with groups [qa,system:authenticated] is not allowed to set the yunikorn.apache.org/user.info annotation (in spec.driver.annotations)"
+}
+
+@test "SparkApplication: refuses a sparkConf entry that sets the annotation, in both modes (rule 13)" {
+  for mode in replace reject; do
+    evaluate "$R/sparkapplication-create-bob-sparkconf.json" "$(jq -c --arg m $mode '. + {"onUntrustedAnnotation":$m}' $S/spark-operator.json)"
+    rejected_with "the spec.sparkConf entry spark.kubernetes.driver.annotation.yunikorn.apache.org/user.info sets the yunikorn.apache.org/user.info annotation"
+  done
+}
+
+@test "SparkApplication: restores alice's driver annotation that bob changed, and nothing else" {
+  evaluate "$R/sparkapplication-update-bob.json" "$(cat $S/spark-operator.json)"
+  allowed true
+  [ "$(patch_ops)" -eq 1 ]
+  [ "$(patch | jq -r '.[0].path')" = /spec/driver/annotations/yunikorn.apache.org~1user.info ]
+  [ "$(patch | jq -r '.[0].value')" = "$ALICE" ]
+  [[ "$(warnings)" == *"restored to its previous value in 1 map"* ]]
+}
+
+@test "SparkApplication: an update that leaves the maps alone is not mutated" {
+  edit sparkapplication-update-bob '.object = .oldObject | .object.spec.executor.instances = 9'
+  evaluate "$REQ" "$(cat $S/spark-operator.json)"
+  allowed true
+  no_patch
+}
+
+@test "ScheduledSparkApplication: stamps the maps under spec.template" {
+  evaluate "$R/scheduledsparkapplication-create-alice.json" "$(cat $S/spark-operator.json)"
+  allowed true
+  [ "$(patch | jq -r '[.[].path] | join(" ")')" = "/spec/template/driver/annotations /spec/template/executor/annotations /spec/template/executor/template/metadata" ]
+}
+
+@test "RayCluster: stamps the head and every worker group's pod template" {
+  evaluate "$R/raycluster-create-alice.json" "$(cat $S/kuberay.json)"
+  allowed true
+  [ "$(patch | jq -r '[.[].path] | join(" ")')" = "/spec/headGroupSpec/template/metadata /spec/workerGroupSpecs/0/template/metadata/annotations /spec/workerGroupSpecs/1/template/metadata" ]
+  [ "$(patch | jq -r '.[2].value.annotations["yunikorn.apache.org/user.info"]')" = "$ALICE" ]
+}
+
+@test "RayCluster: the operator's cluster for a RayJob is left alone (rule 4)" {
+  evaluate "$R/raycluster-create-kuberay-operator.json" "$(cat $S/kuberay.json)"
+  allowed true
+  no_patch
+}
+
+@test "RayJob: stamps the cluster spec's templates and the submitter's" {
+  evaluate "$R/rayjob-create-alice.json" "$(cat $S/kuberay.json)"
+  allowed true
+  [ "$(patch_ops)" -eq 4 ]
+  [ "$(patch | jq -r '.[] | select(.path == "/spec/submitterPodTemplate/metadata") | .value.annotations["yunikorn.apache.org/user.info"]')" = "$ALICE" ]
+}
+
+@test "RayService: stamps the templates under spec.rayClusterConfig" {
+  evaluate "$R/rayservice-create-alice.json" "$(cat $S/kuberay.json)"
+  allowed true
+  [ "$(patch | jq -r '[.[].path | select(startswith("/spec/rayClusterConfig/"))] | length')" -eq 3 ]
+}
+
+@test "FlinkDeployment: creates spec.podTemplate with the stamp and stamps the task manager's template" {
+  evaluate "$R/flinkdeployment-create-alice.json" "$(cat $S/flink-operator.json)"
+  allowed true
+  [ "$(patch | jq -r '.[] | select(.path == "/spec/podTemplate") | .value.metadata.annotations["yunikorn.apache.org/user.info"]')" = "$ALICE" ]
+  [ "$(patch | jq -r '.[] | select(.path == "/spec/taskManager/podTemplate/metadata") | .value.annotations["yunikorn.apache.org/user.info"]')" = "$ALICE" ]
+}
+
+@test "FlinkDeployment: refuses a flinkConfiguration entry that sets the annotation (rule 13)" {
+  evaluate "$R/flinkdeployment-create-bob-flinkconf.json" "$(cat $S/flink-operator.json)"
+  rejected_with "the spec.flinkConfiguration entry kubernetes.jobmanager.annotations sets the yunikorn.apache.org/user.info annotation"
+}
+
+@test "PyTorchJob: stamps every replica role's template" {
+  evaluate "$R/pytorchjob-create-alice.json" "$(cat $S/kubeflow-training.json)"
+  allowed true
+  [ "$(patch | jq -r '[.[].path] | join(" ")')" = "/spec/pytorchReplicaSpecs/Master/template/metadata /spec/pytorchReplicaSpecs/Worker/template/metadata" ]
+}
+
+@test "TFJob: replaces bob's forged value in one role and stamps the other" {
+  evaluate "$R/tfjob-create-bob-forged.json" "$(cat $S/kubeflow-training.json)"
+  allowed true
+  [ "$(patch | jq -r '.[] | select(.path == "/spec/tfReplicaSpecs/Worker/template/metadata/annotations/yunikorn.apache.org~1user.info") | .value')" = "$BOB" ]
+  [ "$(patch | jq -r '.[] | select(.path == "/spec/tfReplicaSpecs/PS/template/metadata") | .value.annotations["yunikorn.apache.org/user.info"]')" = "$BOB" ]
+  [ "$(warnings | wc -l)" -eq 1 ]
+}
+
+@test "MPIJob: stamps the launcher's and the workers' templates" {
+  evaluate "$R/mpijob-create-alice.json" "$(cat $S/kubeflow-training.json)"
+  allowed true
+  [ "$(patch_ops)" -eq 2 ]
+}
+
+@test "Workflow: creates spec.podMetadata with the stamp and stamps every template" {
+  evaluate "$R/workflow-create-alice.json" "$(cat $S/argo-workflows.json)"
+  allowed true
+  [ "$(patch | jq -r '.[] | select(.path == "/spec/podMetadata") | .value.annotations["yunikorn.apache.org/user.info"]')" = "$ALICE" ]
+  [ "$(patch_ops)" -eq 3 ]
+}
+
+@test "CronWorkflow: replaces bob's forged templateDefaults value under spec.workflowSpec" {
+  evaluate "$R/cronworkflow-create-bob-forged.json" "$(cat $S/argo-workflows.json)"
+  allowed true
+  [ "$(patch | jq -r '.[] | select(.path == "/spec/workflowSpec/templateDefaults/metadata/annotations/yunikorn.apache.org~1user.info") | .value')" = "$BOB" ]
+  [ "$(patch_ops)" -eq 4 ]
+}
+
+@test "WorkflowTemplate: refuses a template that names a user (guarded, rule 13)" {
+  evaluate "$R/workflowtemplate-create-bob-forged.json" "$(cat $S/argo-workflows.json)"
+  rejected_with "the spec.templates[1].metadata.annotations entry yunikorn.apache.org/user.info sets the yunikorn.apache.org/user.info annotation"
+}
+
+@test "a custom kind not declared in customWorkloads is accepted unchanged" {
+  evaluate "$R/sparkapplication-create-bob-forged.json" "$(cat $S/kuberay.json)"
+  allowed true
+  no_patch
+}
+
+@test "refuses customWorkloads that break the path syntax, naming the entry and the path" {
+  settings_error '{"customWorkloads":[{"apiGroup":"ray.io","kind":"RayCluster","annotationPaths":["spec.workerGroupSpecs>template[*].metadata.annotations"]}]}' \
+    'customWorkloads[0].annotationPaths[0]: "spec.workerGroupSpecs>template[*].metadata.annotations": a wildcard may not follow ">"'
+  settings_error '{"customWorkloads":[{"apiGroup":"apps","kind":"Deployment","annotationPaths":["spec.template>metadata.annotations"]}]}' \
+    'customWorkloads[0]: apps Deployment is handled by the policy itself and may not be declared'
+}
+
+@test "every example's settings are valid" {
+  for f in $S/*.json; do
+    run "$KWCTL" run --request-path "$R/pod-create-alice.json" --settings-json "$(cat "$f")" "$POLICY"
+    echo "$f: $output"
+    [ "$status" -eq 0 ]
+  done
 }

@@ -40,6 +40,32 @@ func BenchmarkValidate_PodCreateTrustedKeep(b *testing.B) {
 func BenchmarkValidate_DeploymentCreate(b *testing.B) {
 	benchmarkValidate(b, "deployment-create-alice", `{}`)
 }
+
+// A declared kind (rules 11-13) costs about what a built-in workload does: the settings name five paths,
+// of which the request's kind parses only its own.
+func BenchmarkValidate_SparkApplicationCreate(b *testing.B) {
+	benchmarkValidate(b, "sparkapplication-create-alice", benchSettings(b, "spark-operator"))
+}
+
+func BenchmarkValidate_RayJobCreate(b *testing.B) {
+	benchmarkValidate(b, "rayjob-create-alice", benchSettings(b, "kuberay"))
+}
+
+// BenchmarkValidate_DeploymentCreateWithCustomWorkloads: declared kinds cost a built-in kind nothing.
+func BenchmarkValidate_DeploymentCreateWithCustomWorkloads(b *testing.B) {
+	benchmarkValidate(b, "deployment-create-alice", benchSettings(b, "argo-workflows"))
+}
+
+// benchSettings reads an example's settings (testdata/settings/<name>.json).
+func benchSettings(b *testing.B, name string) string {
+	b.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "settings", name+".json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return string(data)
+}
+
 func BenchmarkValidate_PodUpdate(b *testing.B) { benchmarkValidate(b, "pod-update-label-change", `{}`) }
 func BenchmarkValidate_ManyRegexes(b *testing.B) {
 	benchmarkValidate(b, "pod-create-bob-forged", `{"bypassAuth":true,`+

@@ -40,11 +40,13 @@ func seedRequests(f *testing.F) [][]byte {
 // has code 400 and a message; a mutation is a JSON object; identical input gives identical bytes.
 func FuzzValidate(f *testing.F) {
 	for _, req := range seedRequests(f) {
-		for _, settings := range []string{`{}`, rejectSettings, externalSettings, noControllersSettings} {
+		for _, settings := range []string{`{}`, rejectSettings, externalSettings, noControllersSettings, fuzzKindSettings} {
 			f.Add([]byte(`{"request":` + string(req) + `,"settings":` + settings + `}`))
 		}
 	}
 	f.Add([]byte(`{"request":{"operation":"CREATE","kind":{"kind":"Pod"},"userInfo":{"username":"a"},"object":{"metadata":null}}}`))
+	f.Add([]byte(`{"request":{"operation":"UPDATE","kind":{"group":"x.io","kind":"K"},"userInfo":{"username":"a"},` +
+		`"object":{"spec":{"groups":[{"template":{}}]}},"oldObject":{"spec":{"groups":[]}}},"settings":` + fuzzKindSettings + `}`))
 	logger := onelog.New(io.Discard, onelog.ALL)
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		out := Validate(payload, logger)
@@ -208,6 +210,240 @@ func FuzzStamp(f *testing.F) {
 		setEntry(original, "Pod", "annotations", AnnotationKey, value)
 		if diff := cmp.Diff(original, got); diff != "" {
 			t.Fatalf("the splice changed more than the annotation (-want +got):\n%s\ninput: %s", diff, object)
+		}
+	})
+}
+
+// FuzzPath: the path parser never fails the module; what it accepts keeps to the syntax (at most 32
+// segments, the last a plain name, no wildcard from the creation marker on) and reads back as written.
+func FuzzPath(f *testing.F) {
+	for _, p := range []string{"spec.driver>annotations", "spec.workerGroupSpecs[*].template>metadata.annotations",
+		"spec.pytorchReplicaSpecs{*}.template>metadata.annotations", "spec>podTemplate.metadata.annotations", "a",
+		"a>>b", "a[*]", "a{*}.b", ">a", "a.", "a..b", "a[*]>b", "a>b[*].c", strings.Repeat("a.", 40) + "b"} {
+		f.Add(p, false)
+		f.Add(p, true)
+	}
+	f.Fuzz(func(t *testing.T, text string, guard bool) {
+		p, problem := parsePath(text, guard, false)
+		if problem != "" {
+			return
+		}
+		n := len(p.segments)
+		if n == 0 || n > maxPathSegments || p.segments[n-1].wild != plainSegment || p.create < 0 || p.create > n ||
+			guard && p.create != n || !guard && p.create == n {
+			t.Fatalf("%q: accepted %+v", text, p)
+		}
+		marker := strings.Contains(text, ">") // else create is where the default puts it: the last segment
+		var b strings.Builder
+		for i, s := range p.segments {
+			switch {
+			case marker && i == p.create:
+				b.WriteString(">")
+			case i > 0:
+				b.WriteString(".")
+			}
+			if i >= p.create && s.wild != plainSegment {
+				t.Fatalf("%q: a wildcard after the marker", text)
+			}
+			b.WriteString(s.name)
+			b.WriteString(map[uint8]string{plainSegment: "", everyElement: "[*]", everyMember: "{*}"}[s.wild])
+		}
+		if b.String() != text {
+			t.Fatalf("%q reads back as %q", text, b.String())
+		}
+	})
+}
+
+// fuzzKindSettings declares one kind with every path form: arrays, maps, the creation marker below the
+// root of the spec (two maps created in one object), and a guard map.
+const fuzzKindSettings = `{"customWorkloads":[{"apiGroup":"x.io","kind":"K","annotationPaths":["spec.driver>annotations",` +
+	`"spec.groups[*].template>metadata.annotations","spec.replicas{*}.template>metadata.annotations",` +
+	`"spec>podTemplate.metadata.annotations","spec>other.metadata.annotations"],"guardPaths":["spec.conf"]}]}`
+
+// FuzzCustomKind: for any object of a declared kind that bob (untrusted) creates, the answer is a 400, or
+// an acceptance after which every map the paths name holds bob's identity and nothing else changed (the
+// splice of many maps in one pass yields valid JSON), and which the policy accepts again unchanged.
+func FuzzCustomKind(f *testing.F) {
+	for _, obj := range []string{`{}`, `{"spec":{}}`, `{"spec":null}`, `{"spec":{"driver":{"annotations":null},"groups":[{"template":{}},1,{"template":{"metadata":null}}]}}`,
+		`{"spec":{"replicas":{"A":{"template":{"metadata":{"annotations":{"yunikorn.apache.org/user.info":"x","k":"v"}}}},"B":{}}}}`,
+		`{"spec":{"podTemplate":null,"other":{"metadata":{}},"conf":{"a":"b"}}}`, ` { "spec" : { "driver" : { } , "podTemplate" : { } } } `,
+		`{"spec":{"conf":{"yunikorn.apache.org/user.info":"x"}}}`} {
+		f.Add(obj)
+	}
+	logger := onelog.New(io.Discard, onelog.ALL)
+	stamp := UserInfo{User: "bob"}.Encode()
+	payload := func(object string) []byte {
+		return []byte(`{"request":{"operation":"CREATE","kind":{"group":"x.io","version":"v1","kind":"K"},` +
+			`"userInfo":{"username":"bob"},"object":` + object + `},"settings":` + fuzzKindSettings + `}`)
+	}
+	settings, _ := CheckSettings([]byte(fuzzKindSettings))
+	kind, _ := settings.customKind("x.io", "K")
+	f.Fuzz(func(t *testing.T, object string) {
+		if !validJSON(object) || !gjson.Parse(object).IsObject() {
+			return
+		}
+		out := Validate(payload(object), logger)
+		var resp response
+		if err := json.Unmarshal(out, &resp); err != nil {
+			t.Fatalf("not a response: %v\n%s", err, out)
+		}
+		if !resp.Accepted {
+			if resp.Code != 400 || resp.Message == "" {
+				t.Fatalf("a rejection needs code 400 and a message: %s", out)
+			}
+			return
+		}
+		result := object
+		if len(resp.MutatedObject) > 0 {
+			result = string(resp.MutatedObject)
+			if !validJSON(result) {
+				t.Fatalf("the splice broke the JSON:\n%s\ninput: %s", result, object)
+			}
+			// nothing else changed: without the annotation in the named maps, the objects agree (maps the
+			// policy created are empty once the annotation is gone).
+			var before, after any
+			_ = json.Unmarshal([]byte(object), &before)
+			_ = json.Unmarshal([]byte(result), &after)
+			if diff := cmp.Diff(withoutAnnotation(before), withoutAnnotation(after), cmpEmptyAsMissing); diff != "" {
+				t.Fatalf("the splice changed more than the annotations (-before +after):\n%s", diff)
+			}
+		}
+		w := walker{doc: result, field: "request.object", kind: "K", entry: AnnotationKey}
+		for i := range kind.annotations {
+			if problem := w.walk(docRoot(result), &kind.annotations[i]); problem != "" {
+				t.Fatalf("accepted, but the result is bad input: %s\n%s", problem, result)
+			}
+		}
+		for i := range w.refs {
+			if ref := &w.refs[i]; ref.value.Str != stamp {
+				t.Fatalf("%s holds %q after bob's CREATE, want bob's identity:\n%s", ref.key, ref.value.Raw, result)
+			}
+		}
+		if len(resp.MutatedObject) > 0 {
+			again, _ := evaluateRawNoCheck(payload(result), logger)
+			if !again.Accepted || len(again.MutatedObject) > 0 {
+				t.Fatalf("the result is not accepted unchanged: %+v\n%s", again, result)
+			}
+		}
+	})
+}
+
+func evaluateRawNoCheck(payload []byte, logger *onelog.Logger) (response, error) {
+	var resp response
+	err := json.Unmarshal(Validate(payload, logger), &resp)
+	return resp, err
+}
+
+// withoutAnnotation drops the annotation key from every object in v.
+func withoutAnnotation(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, e := range x {
+			if k != AnnotationKey {
+				out[k] = withoutAnnotation(e)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = withoutAnnotation(e)
+		}
+		return out
+	}
+	return v
+}
+
+// cmpEmptyAsMissing treats a member holding an empty object, nested empty objects or null as absent.
+var cmpEmptyAsMissing = cmp.Transformer("prune", func(m map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range m {
+		if !emptyTree(v) {
+			out[k] = v
+		}
+	}
+	return out
+})
+
+func emptyTree(v any) bool {
+	if v == nil {
+		return true
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	for _, e := range m {
+		if !emptyTree(e) {
+			return false
+		}
+	}
+	return true
+}
+
+// FuzzCustomKindUpdate: whatever bob (untrusted) sends as an UPDATE of a declared kind, once accepted every
+// map that was in the old object holds its old value, and every new map bob's identity.
+func FuzzCustomKindUpdate(f *testing.F) {
+	a := `{"` + AnnotationKey + `":"alice"}`
+	for _, pair := range [][2]string{
+		{`{"spec":{"driver":{"annotations":{"` + AnnotationKey + `":"bob"}}}}`, `{"spec":{"driver":{"annotations":` + a + `}}}`},
+		{`{"spec":{"groups":[{"template":{}},{"template":{"metadata":{"annotations":` + a + `}}}]}}`, `{"spec":{"groups":[{"template":{"metadata":{"annotations":` + a + `}}}]}}`},
+		{`{"spec":{"driver":{}}}`, `{"spec":{"driver":{"annotations":` + a + `},"podTemplate":{"metadata":{"annotations":` + a + `}}}}`},
+		{`{"spec":{"conf":{"x":"` + AnnotationKey + `"}}}`, `{"spec":{"conf":{"x":"` + AnnotationKey + `"}}}`},
+	} {
+		f.Add(pair[0], pair[1])
+	}
+	logger := onelog.New(io.Discard, onelog.ALL)
+	stamp := UserInfo{User: "bob"}.Encode()
+	settings, _ := CheckSettings([]byte(fuzzKindSettings))
+	kind, _ := settings.customKind("x.io", "K")
+	maps := func(t *testing.T, doc string) map[string]gjson.Result {
+		t.Helper()
+		w := walker{doc: doc, field: "request.object", kind: "K", entry: AnnotationKey}
+		out := map[string]gjson.Result{}
+		for i := range kind.annotations {
+			if problem := w.walk(docRoot(doc), &kind.annotations[i]); problem != "" {
+				t.Fatalf("accepted, but bad input: %s\n%s", problem, doc)
+			}
+		}
+		for i := range w.refs {
+			out[w.refs[i].key] = w.refs[i].value
+		}
+		return out
+	}
+	f.Fuzz(func(t *testing.T, object, old string) {
+		if !validJSON(object) || !gjson.Parse(object).IsObject() || !validJSON(old) || !gjson.Parse(old).IsObject() {
+			return
+		}
+		payload := []byte(`{"request":{"operation":"UPDATE","kind":{"group":"x.io","version":"v1","kind":"K"},` +
+			`"userInfo":{"username":"bob"},"object":` + object + `,"oldObject":` + old + `},"settings":` + fuzzKindSettings + `}`)
+		resp, err := evaluateRawNoCheck(payload, logger)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !resp.Accepted {
+			if resp.Code != 400 || resp.Message == "" {
+				t.Fatalf("a rejection needs code 400 and a message: %+v", resp)
+			}
+			return
+		}
+		result := object
+		if len(resp.MutatedObject) > 0 {
+			result = string(resp.MutatedObject)
+		}
+		if !validJSON(result) {
+			t.Fatalf("the splice broke the JSON:\n%s", result)
+		}
+		before := maps(t, old)
+		for key, v := range maps(t, result) {
+			if was, paired := before[key]; paired {
+				if !sameEntry(was, v) {
+					t.Fatalf("%s holds %s, it held %s before bob's update:\n%s", key, v.Raw, was.Raw, result)
+				}
+			} else if v.Str != stamp {
+				t.Fatalf("new map %s holds %s after bob's update, want bob's identity:\n%s", key, v.Raw, result)
+			}
 		}
 	})
 }

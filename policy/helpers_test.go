@@ -210,3 +210,6 @@ func expectWarning(t *testing.T, resp response, part string) {
 	}
 	t.Fatalf("no warning contains %q: %q", part, resp.Warnings)
 }
+
+// podKind is the Pod's entry of the table.
+var podKind = builtin(tableKind("", "Pod"))

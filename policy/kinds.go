@@ -25,9 +25,10 @@ type Kind struct {
 	// the subresources that carry it too and through which the annotation can change ("pods/status").
 	Resources  []string
 	Operations []string
-	// Path names the annotations map the policy guards, as segments separated by ".". A ">" follows the
-	// object that must already be there (a pod template); the maps after it are created when missing or
-	// null. Without ">" the map is only read, never created (a Binding).
+	// Path names the annotations map the policy guards, in the syntax of customWorkloads' paths (paths.go):
+	// a ">" follows the object that must already be there (a pod template); the maps after it are created
+	// when missing or null. findTarget walks it with the same walker as a declared kind's paths; a Binding's
+	// map is only read (rule 10), never created.
 	Path  string
 	Rules Rules
 }
@@ -87,32 +88,44 @@ func (k *Kind) handles(operation string) bool {
 	return false
 }
 
-// workload is what the decision needs of the request's kind: where the pod's metadata lives.
+// workload is what the decision needs of the request's kind: where the guarded map lives.
 type workload struct {
-	name     string   // for messages
-	template []string // path from the object to the object that holds the pod's "metadata"
-	rules    Rules
+	name  string         // for messages
+	path  annotationPath // Kind.Path, parsed: walked by the same code as a declared kind's paths
+	rules Rules
+	// custom is the declared kind (rules 11-13); nil for a kind of the table.
+	custom *CustomWorkload
 }
 
-var podKind = workload{name: "Pod", rules: PodRules}
+func builtin(k *Kind) workload {
+	w := workload{name: k.Kind, rules: k.Rules}
+	w.path, _ = parsePath(k.Path, false, true) // TestKinds_TableIsConsistent parses every Path
+	w.path.required = true
+	return w
+}
 
 // kindOf maps the request's API group and kind to the object the policy handles, when the policy decides
 // on this operation of it. Group and kind are matched both: a Job of another API group is not ours.
 func kindOf(group, kind, operation string) (workload, bool) {
-	for i := range kinds {
-		if k := &kinds[i]; k.Group == group && k.Kind == kind && k.handles(operation) {
-			return workload{name: k.Kind, template: k.Container(), rules: k.Rules}, true
-		}
+	if k := tableKind(group, kind); k != nil && k.handles(operation) {
+		return builtin(k), true
 	}
 	return workload{}, false
 }
 
+// tableKind returns the table's entry for a group and kind, or nil.
+func tableKind(group, kind string) *Kind {
+	for i := range kinds {
+		if k := &kinds[i]; k.Group == group && k.Kind == kind {
+			return k
+		}
+	}
+	return nil
+}
+
 func (w workload) isPod() bool { return w.rules == PodRules }
 
-// where names the target metadata for messages.
+// where names the target metadata of a built-in kind for messages.
 func (w workload) where() string {
-	if len(w.template) == 0 {
-		return "metadata"
-	}
-	return strings.Join(w.template, ".") + ".metadata"
+	return strings.TrimSuffix(w.path.plain, ".annotations")
 }

@@ -27,7 +27,7 @@ var defaultSystemUsers = []string{"^system:serviceaccount:kube-system:", "^syste
 // SettingsKeys lists the valid keys in the order the README documents them; unknown keys are rejected so
 // that a typo cannot silently disable a control. rawSettings has a field for each (a test checks).
 var SettingsKeys = [...]string{"bypassAuth", "bypassControllers", "systemUsers", "externalUsers", "externalGroups",
-	"onUntrustedAnnotation", "legacyUserLabel", "honorLegacyUserLabel"}
+	"onUntrustedAnnotation", "legacyUserLabel", "customWorkloads", "honorLegacyUserLabel"}
 
 // Limits of the module's regular expression compiler: TinyGo's stack is small, and Go's regexp parser and
 // compiler recurse once per nesting level, so a deeper pattern traps the guest (a trap in validate_settings
@@ -50,6 +50,7 @@ type rawSettings struct {
 	ExternalGroups        patternSetting `json:"externalGroups"`
 	OnUntrustedAnnotation textSetting    `json:"onUntrustedAnnotation"`
 	LegacyUserLabel       textSetting    `json:"legacyUserLabel"`
+	CustomWorkloads       rawJSON        `json:"customWorkloads"`
 	HonorLegacyUserLabel  flagSetting    `json:"honorLegacyUserLabel"`
 }
 
@@ -65,6 +66,9 @@ type Settings struct {
 	// LegacyUserLabel is the legacy label in effect: "" when legacy handling is off, by legacyUserLabel ""
 	// or by honorLegacyUserLabel false.
 	LegacyUserLabel string
+	// customWorkloads is the setting's JSON text, parsed by CustomWorkloads (validate_settings) or, for the
+	// request's kind only, by customKind: most requests are of the table's kinds and never need it.
+	customWorkloads string
 }
 
 // Patterns is a list of Go RE2 regexes matched unanchored, like upstream YuniKorn (MatchString).
@@ -147,16 +151,19 @@ func literalMatcher(src string) (matcher, bool) {
 // Len is the number of patterns.
 func (p *Patterns) Len() int { return len(p.sources) }
 
-// ParseSettings decodes a settings object and checks everything but the regexes' syntax (see
-// CheckSettings). The message names every problem found, each with its key (and list index), joined by "; ".
+// ParseSettings decodes a settings object and checks everything but the regexes' syntax and customWorkloads
+// (see CheckSettings). The message names every problem found, each with its key (and list index), joined by "; ".
 func ParseSettings(data []byte) (Settings, string) {
 	s, problems := parseSettings(data)
 	return s, strings.Join(problems, "; ")
 }
 
-// CheckSettings is ParseSettings plus the compilation of every regex: what validate_settings answers.
+// CheckSettings is ParseSettings plus the compilation of every regex and the parse of every declared kind's
+// paths: what validate_settings answers.
 func CheckSettings(data []byte) (Settings, string) {
 	s, problems := parseSettings(data)
+	_, customProblems := s.CustomWorkloads()
+	problems = append(problems, customProblems...)
 	problem := func(key, msg string) { problems = append(problems, key+": "+msg) }
 	s.SystemUsers.compileProblems("systemUsers", problem)
 	s.ExternalUsers.compileProblems("externalUsers", problem)
@@ -196,6 +203,7 @@ func parseSettings(data []byte) (Settings, []string) {
 	raw.ExternalGroups.apply(&s.ExternalGroups, "externalGroups", problem)
 	raw.OnUntrustedAnnotation.apply(&s.OnUntrustedAnnotation, "onUntrustedAnnotation", problem)
 	raw.LegacyUserLabel.apply(&s.LegacyUserLabel, "legacyUserLabel", problem)
+	s.customWorkloads = raw.CustomWorkloads.text
 	honorLegacy := true
 	raw.HonorLegacyUserLabel.apply(&honorLegacy, "honorLegacyUserLabel", problem)
 	if raw.LegacyUserLabel.problem == "" && s.LegacyUserLabel != "" {

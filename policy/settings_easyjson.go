@@ -50,6 +50,8 @@ func easyjsonB229cf53DecodeGithubComSeedA6d343dfYunikornUserInfoPolicyPolicy(in 
 			(out.OnUntrustedAnnotation).UnmarshalEasyJSON(in)
 		case "legacyUserLabel":
 			(out.LegacyUserLabel).UnmarshalEasyJSON(in)
+		case "customWorkloads":
+			(out.CustomWorkloads).UnmarshalEasyJSON(in)
 		case "honorLegacyUserLabel":
 			(out.HonorLegacyUserLabel).UnmarshalEasyJSON(in)
 		default:
@@ -104,6 +106,11 @@ func easyjsonB229cf53EncodeGithubComSeedA6d343dfYunikornUserInfoPolicyPolicy(out
 		const prefix string = ",\"legacyUserLabel\":"
 		out.RawString(prefix)
 		easyjsonB229cf53EncodeGithubComSeedA6d343dfYunikornUserInfoPolicyPolicy3(out, in.LegacyUserLabel)
+	}
+	{
+		const prefix string = ",\"customWorkloads\":"
+		out.RawString(prefix)
+		(in.CustomWorkloads).MarshalEasyJSON(out)
 	}
 	{
 		const prefix string = ",\"honorLegacyUserLabel\":"

@@ -112,7 +112,7 @@ func TestSettings_InvalidAreRejectedNamingKeyAndIndex(t *testing.T) {
 		{"honorLegacyUserLabel of wrong type", `{"honorLegacyUserLabel":"false"}`, "honorLegacyUserLabel: must be true or false, not a string"},
 		{"a key twice", `{"onUntrustedAnnotation":"reject","onUntrustedAnnotation":"replace"}`, `the key "onUntrustedAnnotation" occurs more than once`},
 		{"a key twice, once escaped", `{"bypassControllers":false,"bypassC\u006fntrollers":true}`, `the key "bypassControllers" occurs more than once`},
-		{"unknown key", `{"bypassauth":true}`, `unknown key "bypassauth": valid keys are bypassAuth, bypassControllers, systemUsers, externalUsers, externalGroups, onUntrustedAnnotation, legacyUserLabel, honorLegacyUserLabel`},
+		{"unknown key", `{"bypassauth":true}`, `unknown key "bypassauth": valid keys are bypassAuth, bypassControllers, systemUsers, externalUsers, externalGroups, onUntrustedAnnotation, legacyUserLabel, customWorkloads, honorLegacyUserLabel`},
 		{"unknown key set to null", `{"bypassauth":null}`, `unknown key "bypassauth"`},
 		{"unknown mode", `{"onUntrustedAnnotation":"ignore"}`, `onUntrustedAnnotation: "ignore" is not a valid mode: use "replace"`},
 		{"mode case matters", `{"onUntrustedAnnotation":"Reject"}`, `onUntrustedAnnotation: "Reject" is not a valid mode`},

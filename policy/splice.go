@@ -72,14 +72,14 @@ func setMember(doc string, obj gjson.Result, key string, valueParts []string) ed
 // putMember is setMember for a caller that already holds obj[key] (old, absent when there is none).
 func putMember(doc string, obj gjson.Result, key string, old gjson.Result, valueParts []string) edit {
 	if old.Exists() {
-		return edit{doc: doc, start: old.Index, end: old.Index + len(old.Raw), parts: valueParts}
+		return edit{doc: doc, span: span{start: old.Index, end: old.Index + len(old.Raw), parts: valueParts}}
 	}
 	open := obj.Index + 1 // just after '{'
 	parts := append([]string{jsonString(key), ":"}, valueParts...)
 	if hasMembers(obj) {
 		parts = append(parts, ",")
 	}
-	return edit{doc: doc, start: open, end: open, parts: parts}
+	return edit{doc: doc, span: span{start: open, end: open, parts: parts}}
 }
 
 // setPath sets the nested member path (the last element is the key, the rest are objects) below obj to
@@ -114,7 +114,7 @@ func removeMember(doc string, obj gjson.Result, key string) edit {
 	} else if before := skipSpaceBack(doc, start); before > 0 && doc[before-1] == ',' {
 		start = before - 1
 	}
-	return edit{doc: doc, start: start, end: end}
+	return edit{doc: doc, span: span{start: start, end: end}}
 }
 
 func hasMembers(obj gjson.Result) bool {
@@ -126,10 +126,17 @@ func hasMembers(obj gjson.Result) bool {
 	return has
 }
 
-// edit is a document with doc[start:end] replaced by parts. It is kept in pieces, and written straight into
-// the response, so that a large object is not copied once more on its way out.
+// edit is a document with doc[start:end] replaced by parts, and with each of more (after it, in order, not
+// overlapping) applied too. It is kept in pieces, and written straight into the response, so that a large
+// object is not copied once more on its way out.
 type edit struct {
-	doc        string
+	doc string
+	span
+	more []span
+}
+
+// span is one replacement of doc[start:end] by the concatenation of parts.
+type span struct {
 	start, end int
 	parts      []string
 }
@@ -139,8 +146,16 @@ func (e edit) changed() bool { return e.doc != "" }
 
 // Len is the length of the edited document.
 func (e edit) Len() int {
-	n := len(e.doc) - (e.end - e.start)
-	for _, p := range e.parts {
+	n := len(e.doc) + e.delta()
+	for _, s := range e.more {
+		n += s.delta()
+	}
+	return n
+}
+
+func (s span) delta() int {
+	n := s.start - s.end
+	for _, p := range s.parts {
 		n += len(p)
 	}
 	return n
@@ -155,11 +170,20 @@ func (e edit) String() string {
 }
 
 func (e edit) writeTo(write func(string)) {
-	write(e.doc[:e.start])
-	for _, p := range e.parts {
+	at := e.write(e.doc, 0, write)
+	for _, s := range e.more {
+		at = s.write(e.doc, at, write)
+	}
+	write(e.doc[at:])
+}
+
+// write writes doc from at up to the span, then the span's parts, and returns where the span ends.
+func (s span) write(doc string, at int, write func(string)) int {
+	write(doc[at:s.start])
+	for _, p := range s.parts {
 		write(p)
 	}
-	write(e.doc[e.end:])
+	return s.end
 }
 
 func skipSpace(s string, i int) int {
@@ -177,3 +201,191 @@ func skipSpaceBack(s string, i int) int {
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// edits collects changes to the maps walker found in one document, so that every target is spliced in
+// one pass: settings refuse paths whose maps nest (annotationPath.inside) and a map is named once, so the
+// changes touch disjoint bytes, except where two maps are created below the same missing object or
+// inserted into the same object; those are merged into one span.
+type edits struct {
+	doc   string
+	sets  []setOp
+	more  []span   // removals
+	names []string // backing store of the sets' names (one allocation for most requests)
+}
+
+// setOp sets names (below obj; names[0] is old in obj: absent, null, or the value to replace) to value.
+type setOp struct {
+	obj   gjson.Result
+	names []string
+	old   gjson.Result
+	value string
+}
+
+// set sets the annotation in the map ref names to valueJSON, creating the map (and what is missing above
+// it, below the deepest object that exists) when needed.
+func (e *edits) set(ref *mapRef, valueJSON string) {
+	start := len(e.names)
+	for _, s := range ref.rest {
+		e.names = append(e.names, s.name)
+	}
+	e.names = append(e.names, AnnotationKey)
+	names := e.names[start:len(e.names):len(e.names)]
+	old := ref.value
+	if len(ref.rest) > 0 {
+		old = ref.old
+	}
+	e.sets = append(e.sets, setOp{obj: ref.holder, names: names, old: old, value: valueJSON})
+}
+
+// remove deletes the annotation from the map ref names (which holds it).
+func (e *edits) remove(ref *mapRef) {
+	e.more = append(e.more, removeMember(e.doc, ref.m, AnnotationKey).span)
+}
+
+// below is the names of the set below the object's member: for an insertion every name, for a replaced
+// value the names inside it.
+func (s *setOp) below() []string {
+	if s.old.Exists() {
+		return s.names[1:]
+	}
+	return s.names
+}
+
+// nested appends {"n1":{"n2":value}} for names (value alone when there are none) to parts.
+func nested(parts, names []string, value string) []string {
+	for _, n := range names {
+		parts = append(quoted(append(parts, "{"), n), ":")
+	}
+	parts = append(parts, value)
+	if len(names) > 0 {
+		parts = append(parts, strings.Repeat("}", len(names)))
+	}
+	return parts
+}
+
+// quoted appends name as a JSON string: path names need no escaping (parsePath admits letters, digits, _
+// and -), so the quotes are parts of their own and nothing is allocated; the annotation key is quoted once.
+func quoted(parts []string, name string) []string {
+	if name == AnnotationKey {
+		return append(parts, quotedAnnotationKey)
+	}
+	return append(parts, `"`, name, `"`)
+}
+
+// tree is a JSON object to write: members in the order they were added, each a value or a subtree.
+type tree struct {
+	names []string
+	value []string // JSON text of a leaf member; "" for a subtree
+	kids  []*tree
+}
+
+func (t *tree) add(names []string, value string) {
+	for i, n := range t.names {
+		if n == names[0] && len(names) > 1 && t.kids[i] != nil {
+			t.kids[i].add(names[1:], value)
+			return
+		}
+	}
+	t.names = append(t.names, names[0])
+	if len(names) == 1 {
+		t.value, t.kids = append(t.value, value), append(t.kids, nil)
+		return
+	}
+	kid := &tree{}
+	kid.add(names[1:], value)
+	t.value, t.kids = append(t.value, ""), append(t.kids, kid)
+}
+
+// members appends the tree's members, separated by commas, without braces.
+func (t *tree) members(parts []string) []string {
+	for i, n := range t.names {
+		if i > 0 {
+			parts = append(parts, ",")
+		}
+		parts = append(quoted(parts, n), ":")
+		if t.kids[i] == nil {
+			parts = append(parts, t.value[i])
+			continue
+		}
+		parts = append(parts, "{")
+		parts = t.kids[i].members(parts)
+		parts = append(parts, "}")
+	}
+	return parts
+}
+
+// result builds the edit; a problem means two changes would touch the same bytes (settings rule that out).
+func (e *edits) result() (edit, string) {
+	// A group is one span: members inserted into an object (at its '{'), or a value replaced (a null by the
+	// objects created below it, or a string by the new value). Most groups hold one change, written
+	// directly; only changes that meet below the same object are merged through a tree.
+	type group struct {
+		obj, old gjson.Result // old is absent for an insertion
+		first    *setOp
+		t        *tree
+	}
+	groups := make([]group, 0, len(e.sets))
+	for i := range e.sets {
+		s := &e.sets[i]
+		var g *group
+		for j := range groups {
+			if have := &groups[j]; have.obj.Index == s.obj.Index && have.old.Exists() == s.old.Exists() && have.old.Index == s.old.Index {
+				g = have
+				break
+			}
+		}
+		if g == nil {
+			groups = append(groups, group{obj: s.obj, old: s.old, first: s})
+			continue
+		}
+		if g.t == nil {
+			g.t = &tree{}
+			g.t.add(g.first.below(), g.first.value)
+		}
+		g.t.add(s.below(), s.value)
+	}
+	spans := append(make([]span, 0, len(groups)+len(e.more)), e.more...)
+	for i := range groups {
+		g := &groups[i]
+		var parts []string
+		switch {
+		case g.t != nil && !g.old.Exists():
+			parts = g.t.members(nil)
+		case g.t != nil:
+			parts = append(append([]string{"{"}, g.t.members(nil)...), "}")
+		case !g.old.Exists():
+			parts = make([]string, 0, 3*len(g.first.names)+3)
+			parts = nested(append(quoted(parts, g.first.names[0]), ":"), g.first.names[1:], g.first.value)
+		default:
+			parts = nested(make([]string, 0, 3*len(g.first.names)+2), g.first.names[1:], g.first.value)
+		}
+		if g.old.Exists() {
+			spans = append(spans, span{start: g.old.Index, end: g.old.Index + len(g.old.Raw), parts: parts})
+			continue
+		}
+		if hasMembers(g.obj) {
+			parts = append(parts, ",")
+		}
+		spans = append(spans, span{start: g.obj.Index + 1, end: g.obj.Index + 1, parts: parts})
+	}
+	if len(spans) == 0 {
+		return edit{}, ""
+	}
+	sortSpans(spans)
+	for i := 1; i < len(spans); i++ {
+		if spans[i].start < spans[i-1].end {
+			return edit{}, "two annotation paths change the same part of the object"
+		}
+	}
+	return edit{doc: e.doc, span: spans[0], more: spans[1:]}, ""
+}
+
+// sortSpans orders spans by start (an insertion before a replacement that starts at the same byte).
+func sortSpans(spans []span) {
+	for i := 1; i < len(spans); i++ {
+		for j := i; j > 0 && (spans[j].start < spans[j-1].start ||
+			spans[j].start == spans[j-1].start && spans[j].end < spans[j-1].end); j-- {
+			spans[j], spans[j-1] = spans[j-1], spans[j]
+		}
+	}
+}

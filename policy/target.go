@@ -11,56 +11,33 @@ import (
 // target is the pod metadata the policy guards inside one object (docs/rules.md "Words": target metadata): a Pod's own
 // metadata, or a workload's pod template metadata. The workload's own metadata is never touched.
 type target struct {
-	doc         string       // the object's JSON text; every Result below indexes into it
-	container   gjson.Result // the object that holds "metadata" (the Pod, or the pod template)
-	metadata    gjson.Result // absent or null when missing
-	annotations gjson.Result // absent or null when missing
-	labels      gjson.Result // absent or null when missing, or when legacy handling is off
-	annotation  gjson.Result // the user.info value; absent when not set
-	label       gjson.Result // the legacy label's value; absent when not set
+	mapRef              // the annotations map (m) and the annotation (value), as the kind's path names them
+	doc    string       // the object's JSON text; every Result indexes into it
+	labels gjson.Result // absent or null when missing, or when legacy handling is off
+	label  gjson.Result // the legacy label's value; absent when not set
 }
 
-// findTarget walks object (raw JSON text of request.object or request.oldObject, named by field) to the
-// target metadata and checks every type on the way. A problem is a bad-input message for a 400.
+// findTarget walks object (raw JSON text of request.object or request.oldObject, named by field) along the
+// kind's path to the target metadata and checks every type on the way. A problem is a bad-input message
+// for a 400.
 func findTarget(object gjson.Result, field string, w workload, legacyLabel string) (target, string) {
 	t := target{doc: object.Raw}
 	if !object.IsObject() {
 		return t, field + " is missing or not an object"
 	}
-	// Paths for messages are built only when there is a message: this runs on every request.
-	at := func(keys ...string) string { return strings.Join(append([]string{field}, keys...), ".") }
-	t.container = docRoot(object.Raw)
-	for i, key := range w.template {
-		next, dup := child(t.container, key)
-		if dup {
-			return t, duplicateKey(at(w.template[:i]...), key)
-		}
-		if !next.IsObject() {
-			return t, at(w.template[:i+1]...) + " is missing or not an object: a " + w.name + " needs a pod template"
-		}
-		t.container = next
-	}
-	md := func(keys ...string) string {
-		return at(append(append(w.template[:len(w.template):len(w.template)], "metadata"), keys...)...)
-	}
-	var dup bool
-	if t.metadata, dup = child(t.container, "metadata"); dup {
-		return t, duplicateKey(at(w.template...), "metadata")
-	}
-	if isMissing(t.metadata) {
-		return t, ""
-	}
-	if !t.metadata.IsObject() {
-		return t, md() + " must be an object"
-	}
-	var problem string
-	if t.annotations, t.annotation, problem = stringEntry(t.metadata, "annotations", AnnotationKey, md); problem != "" {
+	wk := walker{doc: object.Raw, field: field, kind: w.name, entry: AnnotationKey}
+	if problem := wk.walk(docRoot(object.Raw), &w.path); problem != "" {
 		return t, problem
 	}
-	if legacyLabel == "" {
+	t.mapRef = wk.refs[0] // a built-in path names one map, and its pod template is required
+	if legacyLabel == "" || !t.parent.IsObject() {
 		return t, ""
 	}
-	t.labels, t.label, problem = stringEntry(t.metadata, "labels", legacyLabel, md)
+	md := func(keys ...string) string {
+		return strings.Join(append([]string{field, w.where()}, keys...), ".")
+	}
+	var problem string
+	t.labels, t.label, problem = stringEntry(t.parent, "labels", legacyLabel, md)
 	return t, problem
 }
 
@@ -109,14 +86,21 @@ func sameEntry(a, b gjson.Result) bool {
 // missing or null. It edits the innermost map findTarget found, with the entry findTarget found there, so
 // nothing is looked up again.
 func (t target) stamp(value string) edit {
-	v := jsonString(value)
-	switch {
-	case t.annotations.IsObject():
-		return putMember(t.doc, t.annotations, AnnotationKey, t.annotation, []string{v})
-	case t.metadata.IsObject():
-		return putMember(t.doc, t.metadata, "annotations", t.annotations, []string{"{", quotedAnnotationKey, ":", v, "}"})
+	return setRef(t.doc, &t.mapRef, jsonString(value))
+}
+
+// setRef returns doc with the annotation in the map ref names set to valueJSON, creating the map (and the
+// objects above it that are missing, below the deepest one that is there).
+func setRef(doc string, ref *mapRef, valueJSON string) edit {
+	if len(ref.rest) == 0 {
+		return putMember(doc, ref.m, AnnotationKey, ref.value, []string{valueJSON})
 	}
-	return putMember(t.doc, t.container, "metadata", t.metadata, []string{`{"annotations":{`, quotedAnnotationKey, ":", v, "}}"})
+	parts := make([]string, 0, 3*len(ref.rest)+3)
+	for _, s := range ref.rest[1:] {
+		parts = append(parts, "{", jsonString(s.name), ":")
+	}
+	parts = append(parts, "{", quotedAnnotationKey, ":", valueJSON, strings.Repeat("}", len(ref.rest)))
+	return putMember(doc, ref.holder, ref.rest[0].name, ref.old, parts)
 }
 
 var quotedAnnotationKey = jsonString(AnnotationKey)

@@ -50,7 +50,7 @@ func evaluate(payload []byte, logger *onelog.Logger) decision {
 	}
 	kind, ours := kindOf(r.group, r.kind, op)
 	if !ours {
-		return accept()
+		return evaluateCustom(&r, logger)
 	}
 	if kind.rules == BindingRules {
 		return bindingDecision(r.object, logger) // needs neither the requester nor the settings
@@ -72,6 +72,35 @@ func evaluate(payload []byte, logger *onelog.Logger) decision {
 	default:
 		return e.updateWorkload()
 	}
+}
+
+// evaluateCustom decides on a kind outside the table: a kind declared in customWorkloads (rules 11-13), or
+// anything else, accepted unchanged. Settings are read only when they declare kinds, and then only the
+// request's kind is parsed.
+func evaluateCustom(r *request, logger *onelog.Logger) decision {
+	if tableKind(r.group, r.kind) != nil || !hasCustomWorkloads(r.settings) {
+		return accept() // an operation of a table kind the policy does not decide on (UPDATE of a Binding)
+	}
+	settings, problem := ParseSettings(unsafe.Slice(unsafe.StringData(r.settings.Raw), len(r.settings.Raw))) // read only
+	if problem != "" {
+		return badInput("the policy settings are not valid: " + problem)
+	}
+	custom, problem := settings.customKind(r.group, r.kind)
+	switch {
+	case problem != "":
+		return badInput("the policy settings are not valid: " + problem)
+	case custom == nil:
+		return accept()
+	}
+	who, problem := readRequester(r)
+	if problem != "" {
+		return badInput(problem)
+	}
+	e := evaluation{settings: settings, req: r, who: who, kind: workload{name: r.kind, custom: custom}, log: logger}
+	if r.operation.Str == opCreate {
+		return e.createCustom()
+	}
+	return e.updateCustom()
 }
 
 // bindingDecision applies rule 10. The API server copies a Binding's metadata.annotations onto the pod,
@@ -144,8 +173,8 @@ func (e *evaluation) create() decision {
 	// Rule 4: the template was copied from a parent that was already handled; changing it makes the
 	// deployment controller create ReplicaSets forever (YUNIKORN-1627).
 	if !e.kind.isPod() && e.systemUser() {
-		if t.annotation.Exists() && e.settings.BypassControllers {
-			if problem := CheckSuppliedValue(t.annotation.Str); problem != "" {
+		if t.value.Exists() && e.settings.BypassControllers {
+			if problem := CheckSuppliedValue(t.value.Str); problem != "" {
 				return e.invalidValue(problem)
 			}
 		}
@@ -154,16 +183,16 @@ func (e *evaluation) create() decision {
 	}
 
 	// Rule 1: a supplied value.
-	if t.annotation.Exists() {
+	if t.value.Exists() {
 		if e.trusted() {
-			if problem := CheckSuppliedValue(t.annotation.Str); problem != "" {
+			if problem := CheckSuppliedValue(t.value.Str); problem != "" {
 				return e.invalidValue(problem)
 			}
 			e.debug("supplied value kept: the requester is trusted (rule 1)")
 			return accept()
 		}
 		stamp := e.stamp()
-		if t.annotation.Str == stamp {
+		if t.value.Str == stamp {
 			// Exactly what the policy would write, e.g. a Job made with `kubectl create job --from=cronjob`
 			// by the CronJob's owner: nothing is forged and nothing changes (docs/rules.md "Host protocol": mutate only on change).
 			e.debug("supplied value is the requester's own identity: left as it is (rule 1)")
@@ -201,7 +230,7 @@ func (e *evaluation) updatePod() decision {
 	if problem != "" {
 		return badInput(problem)
 	}
-	if !sameEntry(oldT.annotation, newT.annotation) {
+	if !sameEntry(oldT.value, newT.value) {
 		e.warn("refused a change of " + AnnotationKey + " on an existing pod (rule 5)")
 		return reject("the " + AnnotationKey + " annotation cannot be changed once the pod exists: " +
 			"leave it as it is, or delete the pod and create a new one")
@@ -220,14 +249,14 @@ func (e *evaluation) updateWorkload() decision {
 	if problem != "" {
 		return badInput(problem)
 	}
-	annotationChanged := !sameEntry(oldT.annotation, newT.annotation)
+	annotationChanged := !sameEntry(oldT.value, newT.value)
 	labelChanged := e.labelGuarded(oldT) && !sameEntry(oldT.label, newT.label)
 	if !annotationChanged && !labelChanged {
 		return accept() // rule 6: no mutation, so no rollout is caused
 	}
 	if e.trusted() { // rule 7
-		if annotationChanged && newT.annotation.Exists() {
-			if problem := CheckSuppliedValue(newT.annotation.Str); problem != "" {
+		if annotationChanged && newT.value.Exists() {
+			if problem := CheckSuppliedValue(newT.value.Str); problem != "" {
 				return e.invalidValue(problem)
 			}
 		}
@@ -248,7 +277,11 @@ func (e *evaluation) updateWorkload() decision {
 	t := newT
 	var restored edit
 	if annotationChanged {
-		restored = restoreEntry(t, "annotations", AnnotationKey, oldT.annotation, t.annotations)
+		if oldT.value.Exists() {
+			restored = setRef(t.doc, &t.mapRef, oldT.value.Raw)
+		} else {
+			restored = removeMember(t.doc, t.m, AnnotationKey)
+		}
 		if labelChanged { // a second edit: find the target again in the first edit's result
 			if t, problem = findTarget(docRoot(restored.String()), "request.object", e.kind, e.settings.LegacyUserLabel); problem != "" {
 				return badInput(problem)
@@ -256,18 +289,13 @@ func (e *evaluation) updateWorkload() decision {
 		}
 	}
 	if labelChanged {
-		restored = restoreEntry(t, "labels", e.settings.LegacyUserLabel, oldT.label, t.labels)
+		if oldT.label.Exists() {
+			restored = setPath(t.doc, t.anchor, []string{"metadata", "labels", e.settings.LegacyUserLabel}, oldT.label.Raw)
+		} else {
+			restored = removeMember(t.doc, t.labels, e.settings.LegacyUserLabel)
+		}
 	}
 	return decision{accepted: true, mutated: restored, warnings: []string{restoredWarning(whatName, e.kind.where())}}
-}
-
-// restoreEntry puts a map entry of the target (annotations or labels) back to its old value, or removes
-// it when the old template had none.
-func restoreEntry(t target, mapName, key string, old, newMap gjson.Result) edit {
-	if old.Exists() {
-		return setPath(t.doc, t.container, []string{"metadata", mapName, key}, old.Raw)
-	}
-	return removeMember(t.doc, newMap, key)
 }
 
 // targets finds the target metadata in the new and the old object of an UPDATE.
@@ -285,7 +313,7 @@ func (e *evaluation) targets() (newT, oldT target, problem string) {
 // labelGuarded reports whether the legacy label is protected: only when the old object has no annotation
 // (rules 5 and 9) and legacy handling is on.
 func (e *evaluation) labelGuarded(old target) bool {
-	return e.settings.LegacyUserLabel != "" && !old.annotation.Exists()
+	return e.settings.LegacyUserLabel != "" && !old.value.Exists()
 }
 
 // stamp is the requester's identity as the annotation value.
@@ -294,8 +322,7 @@ func (e *evaluation) stamp() string {
 }
 
 func (e *evaluation) invalidValue(problem string) decision {
-	return reject("the " + AnnotationKey + " annotation in " + e.kind.where() + " is not valid: " + problem +
-		`; a valid value looks like {"user":"alice","groups":["devops","system:authenticated"]}`)
+	return e.invalidValueIn(e.kind.where(), problem)
 }
 
 // systemUser reports whether the requester matches systemUsers.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -57,6 +58,7 @@ type settingsSummary struct {
 	SystemUsers           int // number of patterns
 	ExternalUsers         int
 	ExternalGroups        int
+	CustomKinds           []string // group/kind of each declared kind
 }
 
 func summarize(s policy.Settings) settingsSummary {
@@ -68,7 +70,17 @@ func summarize(s policy.Settings) settingsSummary {
 		SystemUsers:           s.SystemUsers.Len(),
 		ExternalUsers:         s.ExternalUsers.Len(),
 		ExternalGroups:        s.ExternalGroups.Len(),
+		CustomKinds:           customKinds(s),
 	}
+}
+
+func customKinds(s policy.Settings) []string {
+	kinds, _ := s.CustomWorkloads()
+	var out []string
+	for i := range kinds {
+		out = append(out, kinds[i].APIGroup+"/"+kinds[i].Kind)
+	}
+	return out
 }
 
 // exampleCase is one file of examples/ and what it is for.
@@ -78,6 +90,8 @@ type exampleCase struct {
 	want     settingsSummary
 	// trusted and untrusted are user names the example's systemUsers must and must not match.
 	trusted, untrusted []string
+	// settingsFile is the example's settings as the e2e tests read them (testdata/settings/).
+	settingsFile string
 }
 
 func exampleCases(t *testing.T) []exampleCase {
@@ -112,6 +126,29 @@ func exampleCases(t *testing.T) []exampleCase {
 			file: "monitor.yaml", wantMode: "monitor",
 			want: with(func(s *settingsSummary) { s.OnUntrustedAnnotation = policy.ModeReject }),
 		},
+		operatorCase(with, "spark-operator.yaml", "system:serviceaccount:spark-operator:spark-operator-controller",
+			"sparkoperator.k8s.io/SparkApplication", "sparkoperator.k8s.io/ScheduledSparkApplication"),
+		operatorCase(with, "kuberay.yaml", "system:serviceaccount:ray-system:kuberay-operator",
+			"ray.io/RayCluster", "ray.io/RayJob", "ray.io/RayService"),
+		operatorCase(with, "flink-operator.yaml", "system:serviceaccount:flink-operator:flink-operator",
+			"flink.apache.org/FlinkDeployment"),
+		operatorCase(with, "kubeflow-training.yaml", "system:serviceaccount:kubeflow:training-operator",
+			"kubeflow.org/PyTorchJob", "kubeflow.org/TFJob", "kubeflow.org/MPIJob"),
+		operatorCase(with, "argo-workflows.yaml", "system:serviceaccount:argo:argo",
+			"argoproj.io/Workflow", "argoproj.io/CronWorkflow", "argoproj.io/WorkflowTemplate", "argoproj.io/ClusterWorkflowTemplate"),
+	}
+}
+
+// operatorCase is an example for an operator's custom resources: the defaults, the operator's account
+// added to systemUsers, and the declared kinds.
+func operatorCase(with func(func(*settingsSummary)) settingsSummary, file, operator string, kinds ...string) exampleCase {
+	return exampleCase{
+		file: file, wantMode: "protect",
+		want:      with(func(s *settingsSummary) { s.SystemUsers, s.CustomKinds = 3, kinds }),
+		trusted:   []string{"system:serviceaccount:kube-system:replicaset-controller", operator},
+		untrusted: []string{"system:serviceaccount:team-a:default", operator + "-evil"},
+		// the e2e tests read these settings
+		settingsFile: "testdata/settings/" + strings.TrimSuffix(file, ".yaml") + ".json",
 	}
 }
 
@@ -170,13 +207,53 @@ func TestExamples(t *testing.T) {
 			if pol.Metadata.Name == "" {
 				t.Error("metadata.name is empty")
 			}
-			if diff := cmp.Diff(md.Rules, pol.Spec.Rules); diff != "" {
-				t.Errorf("spec.rules differ from metadata.yml rules (-metadata +example):\n%s", diff)
+			s := checkSettings(t, pol.Spec.Settings, tc)
+			if diff := cmp.Diff(append(md.Rules[:len(md.Rules):len(md.Rules)], customRules(t, s)...), pol.Spec.Rules); diff != "" {
+				t.Errorf("spec.rules differ from metadata.yml rules and the declared kinds' (-want +example):\n%s", diff)
 			}
 			checkNamespaceSelector(t, pol.Spec.NamespaceSelector)
-			s := checkSettings(t, pol.Spec.Settings, tc)
+			if tc.settingsFile != "" {
+				checkSettingsFile(t, tc.settingsFile, pol.Spec.Settings)
+			}
 			checkMatchConditions(t, pol.Spec.MatchConditions, s)
 		})
+	}
+}
+
+// customRules are the webhook rules the declared kinds need after metadata.yml's: one rule per API group,
+// in declaration order, listing each kind's resource (its lower-case plural), every version, CREATE and
+// UPDATE (the operations rules 11-13 decide on).
+func customRules(t *testing.T, s policy.Settings) []rule {
+	t.Helper()
+	kinds, problems := s.CustomWorkloads()
+	if len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	var rules []rule
+	for j := range kinds {
+		k := &kinds[j]
+		i := slices.IndexFunc(rules, func(r rule) bool { return r.APIGroups[0] == k.APIGroup })
+		if i < 0 {
+			rules = append(rules, rule{APIGroups: []string{k.APIGroup}, APIVersions: []string{"*"}, Operations: []string{"CREATE", "UPDATE"}})
+			i = len(rules) - 1
+		}
+		rules[i].Resources = append(rules[i].Resources, strings.ToLower(k.Kind)+"s")
+	}
+	return rules
+}
+
+// checkSettingsFile wants the settings file the e2e tests use to be the example's settings.
+func checkSettingsFile(t *testing.T, file string, settings map[string]any) {
+	t.Helper()
+	var fromFile any
+	if err := json.Unmarshal(readRepoFile(t, file), &fromFile); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	var fromExample any
+	data, _ := json.Marshal(settings)
+	_ = json.Unmarshal(data, &fromExample)
+	if diff := cmp.Diff(fromExample, fromFile); diff != "" {
+		t.Errorf("%s differs from the example's spec.settings (-example +file):\n%s", file, diff)
 	}
 }
 

@@ -22,6 +22,8 @@ type question struct {
 	Description string   `yaml:"description"`
 	Required    bool     `yaml:"required"`
 	ShowIf      string   `yaml:"show_if"`
+	// SequenceQuestions are the fields of each item of a sequence[ question (a list of objects).
+	SequenceQuestions []question `yaml:"sequence_questions"`
 }
 
 func loadQuestions(t *testing.T) []question {
@@ -55,6 +57,7 @@ func wantQuestions(t *testing.T) []settingQuestion {
 		{"externalGroups", "array[", []string{}},
 		{"onUntrustedAnnotation", "enum", defaults.OnUntrustedAnnotation},
 		{"legacyUserLabel", "string", defaults.LegacyUserLabel},
+		{"customWorkloads", "sequence[", []string{}},
 		{"honorLegacyUserLabel", "boolean", defaults.LegacyUserLabel != ""},
 	}
 }
@@ -124,6 +127,28 @@ func normalizeDefault(v any) any {
 		strs = append(strs, s)
 	}
 	return strs
+}
+
+// customWorkloads is a list of objects: the form asks for each entry's keys, and nothing else.
+func TestQuestionsUI_CustomWorkloadsAsksForTheEntryKeys(t *testing.T) {
+	for _, q := range loadQuestions(t) {
+		if q.Variable != "customWorkloads" {
+			continue
+		}
+		var got []string
+		for _, sub := range q.SequenceQuestions {
+			got = append(got, sub.Variable+":"+sub.Type)
+			if sub.Label == "" || sub.Tooltip == "" {
+				t.Errorf("%s: want a label and a tooltip", sub.Variable)
+			}
+		}
+		want := []string{"apiGroup:string", "kind:string", "annotationPaths:array[", "guardPaths:array["}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("customWorkloads sequence_questions (-want +got):\n%s", diff)
+		}
+		return
+	}
+	t.Fatal("no customWorkloads question")
 }
 
 func TestQuestionsUI_EnumOffersExactlyTheModes(t *testing.T) {

@@ -349,6 +349,16 @@ func buildScenarios(dir string) ([]scenario, error) {
 	wrap := func(req []byte, settings string) []byte {
 		return []byte(`{"request":` + string(req) + `,"settings":` + settings + `}`)
 	}
+	// A declared kind (rules 11-13) with an example's settings: it should cost about what a built-in
+	// workload costs.
+	sparkSettings, err := os.ReadFile(filepath.Join(dir, "..", "settings", "spark-operator.json"))
+	if err != nil {
+		return nil, err
+	}
+	var sparkCompact bytes.Buffer
+	if err := json.Compact(&sparkCompact, sparkSettings); err != nil {
+		return nil, err
+	}
 	var out []scenario
 	for _, s := range []struct{ name, fixture, settings string }{
 		{"pod-4k-stamp", "pod-create-alice", `{}`},
@@ -356,6 +366,7 @@ func buildScenarios(dir string) ([]scenario, error) {
 		{"deployment-create", "deployment-create-alice", `{}`},
 		{"pod-update", "pod-update-label-change", `{}`},
 		{"many-regexes", "pod-create-bob-forged", manyRegexes},
+		{"sparkapp-create", "sparkapplication-create-alice", sparkCompact.String()},
 	} {
 		req, err := read(s.fixture)
 		if err != nil {

@@ -926,3 +926,154 @@ Y
   received t-workloads-sa Pod CREATE | jq -c 'select(.username == "system:serviceaccount:kube-system:replicaset-controller") | .groups' | sort -u | grep -qx \
     '\["system:serviceaccounts","system:serviceaccounts:kube-system","system:authenticated"\]'
 }
+
+# ---------------------------------------------------------------- operators' custom resources (rules 11-13)
+# The CRDs (test/cluster/crds.yaml) are written for the suite from the fields the policy reads; the
+# webhook gets the examples' custom-resource rules (register_webhook custom-resources) and the policy the
+# examples' settings (testdata/settings/spark-operator.json and kuberay.json, merged).
+
+# custom_settings [EXTRA-JSON]: the Spark and KubeRay examples' settings in one object, plus EXTRA
+custom_settings() {
+  jq -cs --argjson extra "${1:-{\}}" '{systemUsers: ([.[].systemUsers[]] | unique), customWorkloads: [.[].customWorkloads[]]} + $extra' \
+    "$BATS_TEST_DIRNAME/../../testdata/settings/spark-operator.json" "$BATS_TEST_DIRNAME/../../testdata/settings/kuberay.json"
+}
+
+# spark_app NAME [DRIVER-VALUE] [SPARKCONF-KEY]: a SparkApplication manifest
+spark_app() {
+  jq -n --arg name "$1" --arg v "${2:-}" --arg conf "${3:-}" --arg k "$ANNOTATION" --arg img "$IMAGE" '{
+    apiVersion: "sparkoperator.k8s.io/v1beta2", kind: "SparkApplication", metadata: {name: $name},
+    spec: {type: "Scala", mode: "cluster", image: $img, mainApplicationFile: "local:///opt/spark/examples.jar",
+      sparkConf: ({"spark.ui.enabled": "false"} + (if $conf == "" then {} else {($conf): "{\"user\":\"carol\"}"} end)),
+      driver: ({cores: 1, serviceAccount: "spark-driver"} + (if $v == "" then {} else {annotations: {($k): $v}} end)),
+      executor: {instances: 0, cores: 1}}}'
+}
+
+# ray_cluster_spec [VALUE]: a RayCluster spec with a head and one worker group, VALUE in every template
+ray_cluster_spec() {
+  jq -n --arg v "${1:-}" --arg k "$ANNOTATION" --arg img "$IMAGE" '
+    (if $v == "" then {} else {metadata: {annotations: {($k): $v}}} end) as $md |
+    {rayVersion: "2.9.0",
+     headGroupSpec: {rayStartParams: {}, template: ($md + {spec: {containers: [{name: "head", image: $img}]}})},
+     workerGroupSpecs: [{groupName: "cpu", replicas: 1, rayStartParams: {}, template: ($md + {spec: {containers: [{name: "worker", image: $img}]}})}]}'
+}
+
+# install_crds_and_webhook NS: the CRDs, the custom-resource rules and a namespace, waiting until alice's
+# dry-run SparkApplication comes back stamped
+install_crds_and_webhook() {
+  kc admin apply -f "$CRDS" > /dev/null
+  kc admin wait --for=condition=Established --timeout=60s crd/sparkapplications.sparkoperator.k8s.io crd/rayclusters.ray.io crd/rayjobs.ray.io > /dev/null
+  register_webhook custom-resources
+  new_namespace "$1"
+  spark_app e2e-probe > "$BATS_TEST_TMPDIR/probe.json"
+  wait_until 60 "the webhook to stamp dry-run SparkApplications in $1" spark_probe "$1"
+  echo "webhook configuration: metadata.yml rules + $(jq -c '[.webhooks[0].rules[] | select(.apiGroups[0] | test("\\.")) | .resources[]]' "$RUN/webhook-configuration.json")"
+}
+spark_probe() {
+  [ "$(kc alice -n "$1" create --dry-run=server -o json -f "$BATS_TEST_TMPDIR/probe.json" 2> /dev/null |
+    jq -r --arg k "$ANNOTATION" '.spec.driver.annotations[$k] // empty')" = "$ALICE_VALUE" ]
+}
+
+# cr_value NS RESOURCE JQ-PATH-OF-MAP: the annotation in that map of a custom resource (or <none>)
+cr_value() {
+  kc admin -n "$1" get "$2" -o json | jq -r --arg k "$ANNOTATION" "(${3} // {})[\$k] // \"<none>\""
+}
+
+@test "operators' custom resources: alice's SparkApplication and RayJob are stamped, bob's forged value is replaced, his edit of alice's is restored, a sparkConf entry naming the annotation is refused" {
+  use_settings "$(custom_settings)"
+  install_crds_and_webhook t-custom
+  local ns=t-custom
+
+  spark_app pi > "$BATS_TEST_TMPDIR/pi.json"
+  run --separate-stderr kc alice -n $ns create -f "$BATS_TEST_TMPDIR/pi.json"
+  echo "alice: create SparkApplication pi -> exit $status; stderr: ${stderr:-<none>}"
+  echo "  driver: $(cr_value $ns sparkapplication/pi .spec.driver.annotations); executor: $(cr_value $ns sparkapplication/pi .spec.executor.annotations)"
+  [ "$status" -eq 0 ]
+  [ -z "$stderr" ]
+  [ "$(cr_value $ns sparkapplication/pi .spec.driver.annotations)" = "$ALICE_VALUE" ]
+  [ "$(cr_value $ns sparkapplication/pi .spec.executor.annotations)" = "$ALICE_VALUE" ]
+
+  jq -n --argjson spec "$(ray_cluster_spec)" --arg img "$IMAGE" '{apiVersion: "ray.io/v1", kind: "RayJob", metadata: {name: "pi-job"},
+    spec: {entrypoint: "python pi.py", rayClusterSpec: $spec,
+      submitterPodTemplate: {spec: {restartPolicy: "Never", containers: [{name: "submitter", image: $img}]}}}}' > "$BATS_TEST_TMPDIR/job.json"
+  run --separate-stderr kc alice -n $ns create -f "$BATS_TEST_TMPDIR/job.json"
+  echo "alice: create RayJob pi-job -> exit $status; stderr: ${stderr:-<none>}"
+  local m
+  for m in .spec.rayClusterSpec.headGroupSpec.template.metadata.annotations .spec.rayClusterSpec.workerGroupSpecs[0].template.metadata.annotations \
+    .spec.submitterPodTemplate.metadata.annotations; do
+    echo "  $m: $(cr_value $ns rayjob/pi-job "$m")"
+    [ "$(cr_value $ns rayjob/pi-job "$m")" = "$ALICE_VALUE" ]
+  done
+  [ "$status" -eq 0 ]
+
+  spark_app forged '{"user":"carol","groups":["admins"]}' > "$BATS_TEST_TMPDIR/forged.json"
+  run --separate-stderr kc bob -n $ns create -f "$BATS_TEST_TMPDIR/forged.json"
+  echo "bob: create SparkApplication carrying carol's value -> exit $status; stderr: ${stderr:-<none>}"
+  echo "  driver: $(cr_value $ns sparkapplication/forged .spec.driver.annotations)"
+  [ "$status" -eq 0 ]
+  [[ "$stderr" == *"Warning: $ANNOTATION was replaced with the requester's identity in 1 map"* ]]
+  [ "$(cr_value $ns sparkapplication/forged .spec.driver.annotations)" = "$BOB_VALUE" ]
+
+  run --separate-stderr kc bob -n $ns patch sparkapplication pi --type=merge \
+    -p "$(jq -cn --arg k "$ANNOTATION" --arg v "$BOB_VALUE" '{spec: {driver: {annotations: {($k): $v}}, executor: {instances: 3}}}')"
+  echo "bob: patch alice's SparkApplication driver annotation to his own -> exit $status; stderr: ${stderr:-<none>}"
+  echo "  driver: $(cr_value $ns sparkapplication/pi .spec.driver.annotations); executor instances: $(kc admin -n $ns get sparkapplication pi -o jsonpath='{.spec.executor.instances}')"
+  [ "$status" -eq 0 ]
+  [[ "$stderr" == *"Warning: $ANNOTATION was restored to its previous value in 1 map"* ]]
+  [ "$(cr_value $ns sparkapplication/pi .spec.driver.annotations)" = "$ALICE_VALUE" ]
+  [ "$(kc admin -n $ns get sparkapplication pi -o jsonpath='{.spec.executor.instances}')" = 3 ]
+
+  run --separate-stderr kc bob -n $ns patch rayjob pi-job --type=json \
+    -p "$(jq -cn --argjson g "$(ray_cluster_spec | jq '.workerGroupSpecs[0] | .groupName = "bob-gpu"')" '[{op: "add", path: "/spec/rayClusterSpec/workerGroupSpecs/-", value: $g}]')"
+  echo "bob: add a worker group to alice's RayJob -> exit $status; stderr: ${stderr:-<none>}"
+  echo "  group 0: $(cr_value $ns rayjob/pi-job .spec.rayClusterSpec.workerGroupSpecs[0].template.metadata.annotations)"
+  echo "  group 1: $(cr_value $ns rayjob/pi-job .spec.rayClusterSpec.workerGroupSpecs[1].template.metadata.annotations)"
+  [ "$status" -eq 0 ]
+  [ "$(cr_value $ns rayjob/pi-job .spec.rayClusterSpec.workerGroupSpecs[0].template.metadata.annotations)" = "$ALICE_VALUE" ]
+  [ "$(cr_value $ns rayjob/pi-job .spec.rayClusterSpec.workerGroupSpecs[1].template.metadata.annotations)" = "$BOB_VALUE" ]
+
+  spark_app conf "" "spark.kubernetes.driver.annotation.$ANNOTATION" > "$BATS_TEST_TMPDIR/conf.json"
+  run --separate-stderr kc bob -n $ns create -f "$BATS_TEST_TMPDIR/conf.json"
+  echo "bob: create SparkApplication whose sparkConf sets the annotation -> exit $status; stderr: $stderr"
+  [ "$status" -ne 0 ]
+  [[ "$stderr" == *"denied the request: the spec.sparkConf entry spark.kubernetes.driver.annotation.$ANNOTATION sets the $ANNOTATION annotation"* ]]
+  ! kc admin -n $ns get sparkapplication conf 2> /dev/null
+}
+
+@test "operators' custom resources: the RayCluster the Ray operator's account creates from alice's RayJob is left alone; bob's copy of it is not (rule 4)" {
+  use_settings "$(custom_settings)"
+  install_crds_and_webhook t-custom-operator
+  local ns=t-custom-operator operator=system:serviceaccount:kube-system:kuberay-operator
+  jq -n --argjson spec "$(ray_cluster_spec "$ALICE_VALUE")" '{apiVersion: "ray.io/v1", kind: "RayCluster", metadata: {name: "pi-job-raycluster-x7k2p"}, spec: $spec}' \
+    > "$BATS_TEST_TMPDIR/cluster.json"
+  run --separate-stderr kc admin -n $ns create -f "$BATS_TEST_TMPDIR/cluster.json" --as="$operator" --as-group=system:serviceaccounts --as-group=system:serviceaccounts:kube-system
+  echo "$operator (impersonated): create RayCluster carrying alice's value -> exit $status; stderr: ${stderr:-<none>}"
+  echo "  head: $(cr_value $ns raycluster/pi-job-raycluster-x7k2p .spec.headGroupSpec.template.metadata.annotations)"
+  echo "  what the webhook saw: $(identities $ns | grep RayCluster)"
+  [ "$status" -eq 0 ]
+  [ -z "$stderr" ]
+  [ "$(cr_value $ns raycluster/pi-job-raycluster-x7k2p .spec.headGroupSpec.template.metadata.annotations)" = "$ALICE_VALUE" ]
+  [ "$(cr_value $ns raycluster/pi-job-raycluster-x7k2p .spec.workerGroupSpecs[0].template.metadata.annotations)" = "$ALICE_VALUE" ]
+  identities $ns | grep -q "^RayCluster	pi-job-raycluster-x7k2p	.*$operator.*	unchanged$"
+
+  jq '.metadata.name = "bobs-copy"' "$BATS_TEST_TMPDIR/cluster.json" > "$BATS_TEST_TMPDIR/copy.json"
+  run --separate-stderr kc bob -n $ns create -f "$BATS_TEST_TMPDIR/copy.json"
+  echo "bob: create the same RayCluster -> exit $status; stderr: ${stderr:-<none>}; head: $(cr_value $ns raycluster/bobs-copy .spec.headGroupSpec.template.metadata.annotations)"
+  [ "$status" -eq 0 ]
+  [[ "$stderr" == *"replaced with the requester's identity in 2 maps"* ]]
+  [ "$(cr_value $ns raycluster/bobs-copy .spec.headGroupSpec.template.metadata.annotations)" = "$BOB_VALUE" ]
+}
+
+@test "operators' custom resources with reject: bob's forged SparkApplication is refused, alice's is stamped" {
+  use_settings "$(custom_settings '{"onUntrustedAnnotation":"reject"}')"
+  install_crds_and_webhook t-custom-reject
+  local ns=t-custom-reject
+  spark_app forged '{"user":"carol","groups":["admins"]}' > "$BATS_TEST_TMPDIR/forged.json"
+  run --separate-stderr kc bob -n $ns create -f "$BATS_TEST_TMPDIR/forged.json"
+  echo "bob: create SparkApplication carrying carol's value -> exit $status; stderr: $stderr"
+  [ "$status" -ne 0 ]
+  [[ "$stderr" == *"user bob with groups [qa,system:authenticated] is not allowed to set the $ANNOTATION annotation (in spec.driver.annotations)"* ]]
+  spark_app mine > "$BATS_TEST_TMPDIR/mine.json"
+  kc alice -n $ns create -f "$BATS_TEST_TMPDIR/mine.json" > /dev/null
+  echo "alice: create SparkApplication -> driver $(cr_value $ns sparkapplication/mine .spec.driver.annotations)"
+  [ "$(cr_value $ns sparkapplication/mine .spec.driver.annotations)" = "$ALICE_VALUE" ]
+}

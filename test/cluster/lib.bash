@@ -194,22 +194,24 @@ start_kwhost() {
   fi
 }
 
-# register_webhook [no-conditions] [without:RESOURCE]...: the MutatingWebhookConfiguration generated from
+# register_webhook [no-conditions] [custom-resources] [without:RESOURCE]...: the MutatingWebhookConfiguration generated from
 # metadata.yml, with the matchConditions of $MATCH_CONDITIONS (examples/default.yaml), for the namespaces
 # labelled $NS_LABEL (the control plane's own namespaces stay out of it). "no-conditions" leaves the
 # matchConditions out; "without:pods/binding" leaves a resource out of the rules, to show the hole its rule
-# closes. $RUN/webhook-configuration.json is what is registered, $RUN/webhook.variant says which.
+# closes; "custom-resources" adds the rules of $OPERATOR_EXAMPLES for their custom resources (rules 11-13).
+# $RUN/webhook-configuration.json is what is registered, $RUN/webhook.variant says which.
 register_webhook() {
-  local conditions=(-match-conditions "$MATCH_CONDITIONS") drop=() arg
+  local conditions=(-match-conditions "$MATCH_CONDITIONS") drop=() extra=() arg
   for arg in "$@"; do
     case $arg in
       no-conditions) conditions=() ;;
+      custom-resources) extra=(-extra-rules "$OPERATOR_EXAMPLES") ;;
       without:*) drop+=("${arg#without:}") ;;
       *) echo "register_webhook: unknown argument $arg" >&2; return 2 ;;
     esac
   done
   "$WEBHOOKCONFIG" -metadata "$METADATA" -url "https://127.0.0.1:$WEBHOOK_PORT/validate/yunikorn-user-info" \
-    -ca-file "$PKI/ca.crt" -namespace-label "$NS_LABEL" "${conditions[@]}" |
+    -ca-file "$PKI/ca.crt" -namespace-label "$NS_LABEL" "${conditions[@]}" "${extra[@]}" |
     jq '.webhooks[0].rules |= (map(.resources -= $ARGS.positional) | map(select(.resources | length > 0)))' \
       --args "${drop[@]}" > "$RUN/webhook-configuration.json"
   kc admin apply -f "$RUN/webhook-configuration.json" > /dev/null
@@ -232,6 +234,13 @@ rules:
 - apiGroups: [batch]
   resources: [jobs, cronjobs]
   verbs: ["*"]
+# the operators' custom resources of the custom-resource scenario (test/cluster/crds.yaml)
+- apiGroups: [sparkoperator.k8s.io]
+  resources: [sparkapplications, scheduledsparkapplications]
+  verbs: ["*"]
+- apiGroups: [ray.io]
+  resources: [rayclusters, rayjobs, rayservices]
+  verbs: ["*"]
 - apiGroups: [""]
   resources: [events]
   verbs: [get, list, watch]
@@ -244,6 +253,23 @@ subjects:
 - {apiGroup: rbac.authorization.k8s.io, kind: Group, name: devops}
 - {apiGroup: rbac.authorization.k8s.io, kind: Group, name: qa}
 - {apiGroup: rbac.authorization.k8s.io, kind: Group, name: workflow-engines}
+---
+# The Ray operator's account (impersonated by the custom-resource scenario; no operator runs here) creates
+# the RayCluster of a RayJob.
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: e2e-kuberay-operator}
+rules:
+- apiGroups: [ray.io]
+  resources: [rayclusters]
+  verbs: ["*"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: e2e-kuberay-operator}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: e2e-kuberay-operator}
+subjects:
+- {kind: ServiceAccount, name: kuberay-operator, namespace: kube-system}
 ---
 # binder may do one thing: create pods/binding, as a scheduler (or a tenant's own scheduler) may.
 apiVersion: rbac.authorization.k8s.io/v1

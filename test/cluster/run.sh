@@ -27,6 +27,10 @@ export KWHOST=${KWHOST:-$ROOT/build/kwhost} POLICY=${POLICY:-$ROOT/policy.wasm}
 export WEBHOOKCONFIG=${WEBHOOKCONFIG:-$ROOT/build/webhookconfig} METADATA=${METADATA:-$ROOT/metadata.yml}
 # The webhook gets the matchConditions of the shipped example, so that the suite proves what users deploy.
 export MATCH_CONDITIONS=${MATCH_CONDITIONS:-$ROOT/examples/default.yaml}
+# The operator examples whose custom-resource rules "register_webhook custom-resources" adds, and the CRDs
+# (written for the suite from the fields the policy reads: the operators cannot run here).
+export OPERATOR_EXAMPLES=${OPERATOR_EXAMPLES:-$ROOT/examples/spark-operator.yaml,$ROOT/examples/kuberay.yaml}
+export CRDS=${CRDS:-$HERE/crds.yaml}
 # Uncommon ports, so that the suite does not collide with a cluster or a policy-server on this machine.
 export API_PORT=${API_PORT:-16443} ETCD_PORT=${ETCD_PORT:-12379} ETCD_PEER_PORT=${ETCD_PEER_PORT:-12380}
 export KCM_PORT=${KCM_PORT:-20257} WEBHOOK_PORT=${WEBHOOK_PORT:-19443}

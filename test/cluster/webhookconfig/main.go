@@ -13,6 +13,10 @@
 // be in metadata.yml for rules 5 and 10 to hold against them. The suite shows each hole with the rule
 // left out and the fix with it in, rather than patching rules in here.
 //
+// -extra-rules takes ClusterAdmissionPolicies (comma-separated; the operator examples) whose spec.rules
+// beyond metadata.yml's (the declared custom resources of rules 11-13) are appended, so that the suite
+// registers the custom-resource rules the examples ship.
+//
 // -match-conditions takes the matchConditions of a ClusterAdmissionPolicy (the shipped example), so
 // that the suite proves the conditions users deploy, not a copy of them.
 //
@@ -27,6 +31,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -53,8 +59,8 @@ type matchCondition struct {
 }
 
 type options struct {
-	metadata, url, caFile, namespaceLabel, name, matchConditions string
-	timeoutSeconds                                               int
+	metadata, url, caFile, namespaceLabel, name, matchConditions, extraRules string
+	timeoutSeconds                                                           int
 }
 
 func main() {
@@ -66,6 +72,7 @@ func main() {
 	flag.StringVar(&o.name, "name", "yunikorn-user-info-e2e", "the configuration's name")
 	flag.IntVar(&o.timeoutSeconds, "timeout-seconds", 10, "the API server's timeout for one call")
 	flag.StringVar(&o.matchConditions, "match-conditions", "", "a ClusterAdmissionPolicy YAML whose spec.matchConditions the webhook gets (none when empty)")
+	flag.StringVar(&o.extraRules, "extra-rules", "", "ClusterAdmissionPolicy YAML files (comma-separated) whose spec.rules beyond metadata.yml's are appended")
 	flag.Parse()
 	if err := run(o, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "webhookconfig:", err)
@@ -84,6 +91,19 @@ func run(o options, w io.Writer) error {
 	rules, err := rulesOf(data)
 	if err != nil {
 		return fmt.Errorf("%s: %w", o.metadata, err)
+	}
+	if o.extraRules != "" {
+		for _, file := range strings.Split(o.extraRules, ",") {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				return err
+			}
+			extra, err := extraRulesOf(data, rules)
+			if err != nil {
+				return fmt.Errorf("%s: %w", file, err)
+			}
+			rules = append(rules, extra...)
+		}
 	}
 	ca, err := os.ReadFile(o.caFile)
 	if err != nil {
@@ -129,6 +149,32 @@ func rulesOf(data []byte) ([]rule, error) {
 		}
 	}
 	return m.Rules, nil
+}
+
+// extraRulesOf returns the spec.rules of a ClusterAdmissionPolicy that are not among have.
+func extraRulesOf(data []byte, have []rule) ([]rule, error) {
+	var p struct {
+		Kind string `yaml:"kind"`
+		Spec struct {
+			Rules []rule `yaml:"rules"`
+		} `yaml:"spec"`
+	}
+	if err := yaml.Unmarshal(data, &p); err != nil {
+		return nil, err
+	}
+	if p.Kind != "ClusterAdmissionPolicy" {
+		return nil, fmt.Errorf("kind %q, want a ClusterAdmissionPolicy", p.Kind)
+	}
+	var extra []rule
+	for _, r := range p.Spec.Rules {
+		if !slices.ContainsFunc(have, func(h rule) bool { return reflect.DeepEqual(h, r) }) {
+			extra = append(extra, r)
+		}
+	}
+	if len(extra) == 0 {
+		return nil, errors.New("no rules beyond metadata.yml's")
+	}
+	return extra, nil
 }
 
 // matchConditionsOf reads spec.matchConditions of a ClusterAdmissionPolicy.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -98,5 +99,35 @@ func TestRun_MatchConditionsAreTheExamples(t *testing.T) {
 	}
 	if _, err := matchConditionsOf([]byte("kind: ClusterAdmissionPolicy\nspec: {}\n")); err == nil {
 		t.Error("an example without matchConditions must be refused")
+	}
+}
+
+// -extra-rules appends the operator examples' custom-resource rules, and only those.
+func TestRun_ExtraRulesAreTheExamplesCustomResources(t *testing.T) {
+	dir := t.TempDir()
+	ca := filepath.Join(dir, "ca.crt")
+	if err := os.WriteFile(ca, []byte("PEM"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	err := run(options{metadata: "../../../metadata.yml", url: "https://127.0.0.1:9443/validate", caFile: ca, name: "x",
+		extraRules: "../../../examples/spark-operator.yaml,../../../examples/kuberay.yaml"}, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct{ Webhooks []struct{ Rules []rule } }
+	if err := json.Unmarshal(out.Bytes(), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile("../../../metadata.yml")
+	base, _ := rulesOf(data)
+	want := slices.Concat(base, []rule{
+		{APIGroups: []string{"sparkoperator.k8s.io"}, APIVersions: []string{"*"}, Resources: []string{"sparkapplications", "scheduledsparkapplications"}, Operations: []string{"CREATE", "UPDATE"}},
+		{APIGroups: []string{"ray.io"}, APIVersions: []string{"*"}, Resources: []string{"rayclusters", "rayjobs", "rayservices"}, Operations: []string{"CREATE", "UPDATE"}}})
+	if diff := cmp.Diff(want, cfg.Webhooks[0].Rules); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if _, err := extraRulesOf([]byte("kind: ClusterAdmissionPolicy\nspec:\n  rules: []\n"), base); err == nil {
+		t.Error("an example without custom-resource rules must be refused")
 	}
 }

@@ -1,0 +1,356 @@
+package policy
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// Rules 11-13: kinds declared in customWorkloads.
+
+const (
+	sparkSettings = `{"customWorkloads":[` + sparkEntry + `]}`
+	raySettings   = `{"customWorkloads":[{"apiGroup":"ray.io","kind":"RayCluster","annotationPaths":` +
+		`["spec.headGroupSpec.template>metadata.annotations","spec.workerGroupSpecs[*].template>metadata.annotations"]}]}`
+	pytorchSettings = `{"customWorkloads":[{"apiGroup":"kubeflow.org","kind":"PyTorchJob","annotationPaths":` +
+		`["spec.pytorchReplicaSpecs{*}.template>metadata.annotations"]}]}`
+	flinkSettings = `{"customWorkloads":[{"apiGroup":"flink.apache.org","kind":"FlinkDeployment","annotationPaths":` +
+		`["spec>podTemplate.metadata.annotations","spec.jobManager.podTemplate>metadata.annotations",` +
+		`"spec.taskManager.podTemplate>metadata.annotations"],"guardPaths":["spec.flinkConfiguration"]}]}`
+)
+
+var (
+	asAlice   = []string{"alice", "devops", "system:authenticated"}
+	asBob     = []string{"bob", "qa", "system:authenticated"}
+	asAirflow = []string{"airflow", "system:authenticated"}
+	// the Ray operator's account, in kube-system so that the default systemUsers match it
+	rayOperator = []string{"system:serviceaccount:kube-system:kuberay-operator", "system:serviceaccounts"}
+)
+
+// customRequest builds an AdmissionRequest for a declared kind; old is "" on CREATE.
+func customRequest(t *testing.T, group, kind string, who []string, object, old string) map[string]any {
+	t.Helper()
+	req := map[string]any{
+		"uid":       "c0ffee",
+		"kind":      map[string]any{"group": group, "version": "v1", "kind": kind},
+		"operation": "CREATE",
+		"userInfo":  map[string]any{"username": who[0], "groups": who[1:]},
+		"object":    json.RawMessage(object),
+	}
+	if old != "" {
+		req["operation"], req["oldObject"] = "UPDATE", json.RawMessage(old)
+	}
+	return req
+}
+
+func sparkApp(t *testing.T, who []string, object, old string) map[string]any {
+	t.Helper()
+	return customRequest(t, "sparkoperator.k8s.io", "SparkApplication", who, object, old)
+}
+
+// expectObject checks the mutated object against want (JSON text), compared as values.
+func expectObject(t *testing.T, resp response, want string) {
+	t.Helper()
+	if !resp.Accepted || len(resp.MutatedObject) == 0 {
+		t.Fatalf("want an accepted mutation, got %+v", resp)
+	}
+	var got, wantV any
+	if err := json.Unmarshal(resp.MutatedObject, &got); err != nil {
+		t.Fatalf("mutated_object is not JSON: %v\n%s", err, resp.MutatedObject)
+	}
+	if err := json.Unmarshal([]byte(want), &wantV); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(wantV, got); diff != "" {
+		t.Fatalf("mutated object (-want +got):\n%s\n%s", diff, resp.MutatedObject)
+	}
+}
+
+// value is an annotation value as JSON text inside an object.
+func value(v string) string { return jsonString(v) }
+
+var (
+	aliceJSON = value(aliceValue)
+	bobJSON   = value(bobValue)
+)
+
+func TestCustomCreate_EveryTargetIsStamped(t *testing.T) {
+	// Rule 11 (rule 3 per target): maps created after ">" when missing or null, kept fields untouched.
+	obj := `{"metadata":{"name":"pi","annotations":{"keep":"me"}},"spec":{"type":"Scala","driver":{"cores":1,"annotations":null},` +
+		`"executor":{"instances":0,"annotations":{"x":"y"}},"sparkConf":{"spark.ui.enabled":"false"}}}`
+	resp, _ := evaluateReq(t, sparkApp(t, asAlice, obj, ""), sparkSettings)
+	expectObject(t, resp, `{"metadata":{"name":"pi","annotations":{"keep":"me"}},"spec":{"type":"Scala","driver":{"cores":1,`+
+		`"annotations":{"`+AnnotationKey+`":`+aliceJSON+`}},"executor":{"instances":0,"annotations":{"`+AnnotationKey+`":`+aliceJSON+`,"x":"y"}},`+
+		`"sparkConf":{"spark.ui.enabled":"false"}}}`)
+	if len(resp.Warnings) != 0 {
+		t.Fatalf("no warning when nothing was supplied: %q", resp.Warnings)
+	}
+}
+
+func TestCustomCreate_MissingPrefixNamesNothing(t *testing.T) {
+	for _, obj := range []string{`{"spec":{}}`, `{"spec":{"driver":"x","executor":[1]}}`, `{}`, `{"spec":null}`} {
+		resp, _ := evaluateReq(t, sparkApp(t, asAlice, obj, ""), sparkSettings)
+		expectAccepted(t, resp)
+	}
+}
+
+func TestCustomCreate_UntrustedValueIsReplacedWithOneWarning(t *testing.T) {
+	obj := `{"spec":{"driver":{"annotations":{"` + AnnotationKey + `":` + aliceJSON + `}},"executor":{"template":{"metadata":{"annotations":{"` +
+		AnnotationKey + `":` + aliceJSON + `}}}}}}`
+	resp, _ := evaluateReq(t, sparkApp(t, asBob, obj, ""), sparkSettings)
+	expectObject(t, resp, `{"spec":{"driver":{"annotations":{"`+AnnotationKey+`":`+bobJSON+`}},"executor":{"annotations":{"`+AnnotationKey+`":`+bobJSON+
+		`},"template":{"metadata":{"annotations":{"`+AnnotationKey+`":`+bobJSON+`}}}}}}`)
+	if len(resp.Warnings) != 1 || !strings.Contains(resp.Warnings[0], "replaced with the requester's identity in 2 maps") || len(resp.Warnings[0]) >= 120 {
+		t.Fatalf("want one warning under 120 characters: %q", resp.Warnings)
+	}
+
+	resp, _ = evaluateReq(t, sparkApp(t, asBob, obj, ""), rejectSettings[:len(rejectSettings)-1]+`,"customWorkloads":[`+sparkEntry+`]}`)
+	expectRejected(t, resp, "user bob with groups [qa,system:authenticated] is not allowed to set the "+AnnotationKey+" annotation",
+		"spec.driver.annotations")
+}
+
+func TestCustomCreate_OwnIdentityIsNoMutation(t *testing.T) {
+	obj := `{"spec":{"driver":{"annotations":{"` + AnnotationKey + `":` + aliceJSON + `}},"executor":{"annotations":{"` + AnnotationKey + `":` + aliceJSON + `}}}}`
+	resp, _ := evaluateReq(t, sparkApp(t, asAlice, obj, ""), sparkSettings)
+	expectAccepted(t, resp)
+}
+
+func TestCustomCreate_TrustedValueIsValidatedAndKept(t *testing.T) {
+	settings := `{"bypassAuth":true,"externalUsers":["^airflow$"],"customWorkloads":[` + sparkEntry + `]}`
+	obj := `{"spec":{"driver":{"annotations":{"` + AnnotationKey + `":` + aliceJSON + `}},"executor":{}}}`
+	resp, _ := evaluateReq(t, sparkApp(t, asAirflow, obj, ""), settings)
+	// the value is kept, the map without one is stamped with airflow (rule 3: trusted or not)
+	expectObject(t, resp, `{"spec":{"driver":{"annotations":{"`+AnnotationKey+`":`+aliceJSON+`}},"executor":{"annotations":{"`+
+		AnnotationKey+`":`+value(`{"user":"airflow","groups":["system:authenticated"]}`)+`}}}}`)
+	bad := `{"spec":{"executor":{"annotations":{"` + AnnotationKey + `":"{\"user\":\"\"}"}}}}`
+	resp, _ = evaluateReq(t, sparkApp(t, asAirflow, bad, ""), settings)
+	expectRejected(t, resp, "the "+AnnotationKey+" annotation in spec.executor.annotations is not valid: \"user\" must not be empty")
+}
+
+func TestCustomCreate_SystemUserObjectIsLeftAlone(t *testing.T) {
+	// Rule 4 for the whole object: the Ray operator's RayCluster made from a RayJob, guard maps included.
+	obj := `{"spec":{"headGroupSpec":{"template":{"metadata":{"annotations":{"` + AnnotationKey + `":` + aliceJSON + `}}}},` +
+		`"workerGroupSpecs":[{"template":{}}]}}`
+	req := customRequest(t, "ray.io", "RayCluster", rayOperator, obj, "")
+	resp, _ := evaluateReq(t, req, raySettings)
+	expectAccepted(t, resp)
+	// a trusted system user's value is still validated
+	invalid := strings.Replace(obj, aliceJSON, `"{}"`, 1)
+	resp, _ = evaluateReq(t, customRequest(t, "ray.io", "RayCluster", rayOperator, invalid, ""), raySettings)
+	expectRejected(t, resp, "spec.headGroupSpec.template.metadata.annotations is not valid")
+	// not trusted (bypassControllers false): never rejected, never mutated
+	resp, _ = evaluateReq(t, customRequest(t, "ray.io", "RayCluster", rayOperator, invalid, ""), `{"bypassControllers":false,`+raySettings[1:])
+	expectAccepted(t, resp)
+}
+
+func TestCustomCreate_ArrayFormStampsEveryElement(t *testing.T) {
+	obj := `{"spec":{"headGroupSpec":{"template":{"metadata":null}},"workerGroupSpecs":[` +
+		`{"groupName":"a","template":{"spec":{}}},` +
+		`{"groupName":"b","template":{"metadata":{"labels":{"l":"v"}}}},` +
+		`"not an object",` +
+		`{"groupName":"c"},` +
+		`{"groupName":"d","template":{"metadata":{"annotations":{"` + AnnotationKey + `":` + bobJSON + `}}}}]}}`
+	resp, _ := evaluateReq(t, customRequest(t, "ray.io", "RayCluster", asAlice, obj, ""), raySettings)
+	ann := `{"` + AnnotationKey + `":` + aliceJSON + `}`
+	expectObject(t, resp, `{"spec":{"headGroupSpec":{"template":{"metadata":{"annotations":`+ann+`}}},"workerGroupSpecs":[`+
+		`{"groupName":"a","template":{"metadata":{"annotations":`+ann+`},"spec":{}}},`+
+		`{"groupName":"b","template":{"metadata":{"annotations":`+ann+`,"labels":{"l":"v"}}}},`+
+		`"not an object",`+
+		`{"groupName":"c"},`+
+		`{"groupName":"d","template":{"metadata":{"annotations":`+ann+`}}}]}}`)
+	if len(resp.Warnings) != 1 || !strings.Contains(resp.Warnings[0], "in 1 map") {
+		t.Fatalf("one replaced value, one warning: %q", resp.Warnings)
+	}
+}
+
+func TestCustomCreate_MapFormStampsEveryMember(t *testing.T) {
+	obj := `{"spec":{"pytorchReplicaSpecs":{"Master":{"replicas":1,"template":{}},"Worker":{"replicas":0,"template":{"metadata":{}}},"Odd":3}}}`
+	resp, _ := evaluateReq(t, customRequest(t, "kubeflow.org", "PyTorchJob", asAlice, obj, ""), pytorchSettings)
+	ann := `{"annotations":{"` + AnnotationKey + `":` + aliceJSON + `}}`
+	expectObject(t, resp, `{"spec":{"pytorchReplicaSpecs":{"Master":{"replicas":1,"template":{"metadata":`+ann+`}},`+
+		`"Worker":{"replicas":0,"template":{"metadata":`+ann+`}},"Odd":3}}}`)
+	dup := `{"spec":{"pytorchReplicaSpecs":{"Worker":{"template":{}},"Worker":{"template":{}}}}}`
+	resp, _ = evaluateReq(t, customRequest(t, "kubeflow.org", "PyTorchJob", asAlice, dup, ""), pytorchSettings)
+	expectRejected(t, resp, `request.object.spec.pytorchReplicaSpecs has the key "Worker" more than once`)
+}
+
+func TestCustomCreate_CreationMarkerAndSharedHolders(t *testing.T) {
+	// spec>podTemplate...: everything below spec is created; two paths create into the same object.
+	settings := `{"customWorkloads":[{"apiGroup":"x.io","kind":"K","annotationPaths":["spec>podTemplate.metadata.annotations",` +
+		`"spec>other.metadata.annotations","spec>podTemplate.extra.annotations","spec.jobManager.podTemplate>metadata.annotations"]}]}`
+	for _, tc := range []struct{ obj, want string }{
+		{`{"spec":{}}`, `{"spec":{"podTemplate":{"metadata":{"annotations":A},"extra":{"annotations":A}},"other":{"metadata":{"annotations":A}}}}`},
+		{`{"spec":{"image":"i","podTemplate":null}}`, `{"spec":{"image":"i","podTemplate":{"metadata":{"annotations":A},"extra":{"annotations":A}},"other":{"metadata":{"annotations":A}}}}`},
+		{`{"spec":{"jobManager":{"podTemplate":{"spec":{}}}, "other" : {"metadata":null}}}`,
+			`{"spec":{"jobManager":{"podTemplate":{"metadata":{"annotations":A},"spec":{}}},"podTemplate":{"metadata":{"annotations":A},"extra":{"annotations":A}},"other":{"metadata":{"annotations":A}}}}`},
+		{`{"spec":{"podTemplate":{"metadata":{"annotations":{}}}}}`, `{"spec":{"podTemplate":{"metadata":{"annotations":A},"extra":{"annotations":A}},"other":{"metadata":{"annotations":A}}}}`},
+	} {
+		resp, _ := evaluateReq(t, customRequest(t, "x.io", "K", asAlice, tc.obj, ""), settings)
+		expectObject(t, resp, strings.ReplaceAll(tc.want, "A", `{"`+AnnotationKey+`":`+aliceJSON+`}`))
+	}
+}
+
+func TestCustomCreate_NonObjectMapsAreBadInput(t *testing.T) {
+	for _, tc := range []struct{ obj, want string }{
+		{`{"spec":{"driver":{"annotations":"x"}}}`, "request.object.spec.driver.annotations must be an object of strings"},
+		{`{"spec":{"driver":{"annotations":[]}}}`, "request.object.spec.driver.annotations must be an object of strings"},
+		{`{"spec":{"driver":{"template":{"metadata":5}}}}`, "request.object.spec.driver.template.metadata must be an object"},
+		{`{"spec":{"driver":{"annotations":{"` + AnnotationKey + `":7}}}}`, `request.object.spec.driver.annotations["` + AnnotationKey + `"] must be a string`},
+		{`{"spec":{"driver":{"annotations":{"` + AnnotationKey + `":"a","` + AnnotationKey + `":"b"}}}}`, `request.object.spec.driver.annotations has the key "` + AnnotationKey + `" more than once`},
+		{`{"spec":{"driver":{},"driver":{}}}`, `request.object.spec has the key "driver" more than once`},
+		{`{"spec":{"sparkConf":"x"}}`, "request.object.spec.sparkConf must be an object"},
+		{`[]`, "request.object is missing or not an object"},
+	} {
+		resp, _ := evaluateReq(t, sparkApp(t, asAlice, tc.obj, ""), sparkSettings)
+		expectRejected(t, resp, tc.want)
+	}
+	req := sparkApp(t, asAlice, `{}`, "")
+	delete(req, "object")
+	resp, _ := evaluateReq(t, req, sparkSettings)
+	expectRejected(t, resp, "request.object is missing")
+	req = sparkApp(t, asAlice, `{}`, "")
+	delete(req, "userInfo")
+	resp, _ = evaluateReq(t, req, sparkSettings)
+	expectRejected(t, resp, "request.userInfo is missing")
+}
+
+func TestCustomCreate_UndeclaredKindsAreAccepted(t *testing.T) {
+	obj := `{"spec":{"driver":{"annotations":{"` + AnnotationKey + `":"forged"}}}}`
+	for _, gk := range [][2]string{{"sparkoperator.k8s.io", "ScheduledSparkApplication"}, {"other.io", "SparkApplication"}} {
+		resp, _ := evaluateReq(t, customRequest(t, gk[0], gk[1], asBob, obj, ""), sparkSettings)
+		expectAccepted(t, resp)
+	}
+	req := sparkApp(t, asBob, obj, "")
+	req["operation"] = "DELETE"
+	resp, _ := evaluateReq(t, req, sparkSettings)
+	expectAccepted(t, resp)
+}
+
+func TestCustomUpdate_UnchangedIsNoMutation(t *testing.T) {
+	old := `{"spec":{"driver":{"cores":1,"annotations":{"` + AnnotationKey + `":` + aliceJSON + `}},"executor":{}}}`
+	obj := `{"spec":{"driver":{"cores":2,"annotations":{"` + AnnotationKey + `":` + aliceJSON + `}},"executor":{"instances":5}}}`
+	resp, _ := evaluateReq(t, sparkApp(t, asBob, obj, old), sparkSettings)
+	expectAccepted(t, resp)
+}
+
+func TestCustomUpdate_UntrustedChangeIsRestored(t *testing.T) {
+	old := `{"spec":{"driver":{"annotations":{"` + AnnotationKey + `":` + aliceJSON + `}},"executor":{"annotations":{"a":"b"}}}}`
+	obj := `{"spec":{"driver":{"annotations":{"` + AnnotationKey + `":` + bobJSON + `}},"executor":{"annotations":{"a":"b","` + AnnotationKey + `":` + bobJSON + `}}}}`
+	resp, _ := evaluateReq(t, sparkApp(t, asBob, obj, old), sparkSettings)
+	expectObject(t, resp, old)
+	if len(resp.Warnings) != 1 || !strings.Contains(resp.Warnings[0], "restored to its previous value in 2 maps") || len(resp.Warnings[0]) >= 120 {
+		t.Fatalf("%q", resp.Warnings)
+	}
+	// removed, and the map removed: put back, the map created again
+	for _, removed := range []string{`{"spec":{"driver":{"annotations":{}},"executor":{"annotations":{"a":"b"}}}}`, `{"spec":{"driver":{},"executor":{"annotations":{"a":"b"}}}}`} {
+		resp, _ = evaluateReq(t, sparkApp(t, asBob, removed, old), sparkSettings)
+		expectObject(t, resp, old)
+	}
+	resp, _ = evaluateReq(t, sparkApp(t, asBob, obj, old), `{"onUntrustedAnnotation":"reject",`+sparkSettings[1:])
+	expectRejected(t, resp, "user bob with groups [qa,system:authenticated] is not allowed to change the "+AnnotationKey+
+		" annotation in spec.driver.annotations of this SparkApplication")
+}
+
+func TestCustomUpdate_TrustedChangeIsValidated(t *testing.T) {
+	settings := `{"bypassAuth":true,"externalUsers":["^airflow$"],"customWorkloads":[` + sparkEntry + `]}`
+	old := `{"spec":{"driver":{"annotations":{"` + AnnotationKey + `":` + aliceJSON + `}}}}`
+	obj := `{"spec":{"driver":{"annotations":{"` + AnnotationKey + `":` + bobJSON + `}}}}`
+	resp, _ := evaluateReq(t, sparkApp(t, asAirflow, obj, old), settings)
+	expectAccepted(t, resp)
+	resp, _ = evaluateReq(t, sparkApp(t, asAirflow, `{"spec":{"driver":{"annotations":{"`+AnnotationKey+`":"null"}}}}`, old), settings)
+	expectRejected(t, resp, "spec.driver.annotations is not valid")
+}
+
+func TestCustomUpdate_NewTargetIsHandledAsOnCreate(t *testing.T) {
+	ann := func(v string) string { return `{"metadata":{"annotations":{"` + AnnotationKey + `":` + v + `}}}` }
+	old := `{"spec":{"headGroupSpec":{"template":` + ann(aliceJSON) + `},"workerGroupSpecs":[{"template":` + ann(aliceJSON) + `}]}}`
+	// bob adds two worker groups, one with alice's identity copied in: both get bob's
+	obj := `{"spec":{"headGroupSpec":{"template":` + ann(aliceJSON) + `},"workerGroupSpecs":[{"template":` + ann(aliceJSON) + `},{"template":{}},{"template":` + ann(aliceJSON) + `}]}}`
+	resp, _ := evaluateReq(t, customRequest(t, "ray.io", "RayCluster", asBob, obj, old), raySettings)
+	expectObject(t, resp, `{"spec":{"headGroupSpec":{"template":`+ann(aliceJSON)+`},"workerGroupSpecs":[{"template":`+ann(aliceJSON)+`},{"template":`+ann(bobJSON)+`},{"template":`+ann(bobJSON)+`}]}}`)
+	// a removed group needs nothing
+	resp, _ = evaluateReq(t, customRequest(t, "ray.io", "RayCluster", asBob, `{"spec":{"headGroupSpec":{"template":`+ann(aliceJSON)+`},"workerGroupSpecs":[]}}`, old), raySettings)
+	expectAccepted(t, resp)
+	resp, _ = evaluateReq(t, customRequest(t, "ray.io", "RayCluster", asBob, obj, ""), raySettings)
+	if len(resp.MutatedObject) == 0 {
+		t.Fatal("CREATE stamps")
+	}
+	req := customRequest(t, "ray.io", "RayCluster", asBob, obj, old)
+	delete(req, "oldObject")
+	resp, _ = evaluateReq(t, req, raySettings)
+	expectRejected(t, resp, "request.oldObject is missing")
+}
+
+func TestCustomGuard_UntrustedEntryNamingTheAnnotationIsRejected(t *testing.T) {
+	for _, conf := range []string{
+		`{"spark.kubernetes.driver.annotation.` + AnnotationKey + `":"{\"user\":\"alice\"}"}`,
+		`{"spark.kubernetes.driver.annotation.x":"` + AnnotationKey + `"}`,
+		`{"spark.kubernetes.driver.annotation.yunikorn.apache.org\/user\u002einfo":"x"}`,
+	} {
+		obj := `{"spec":{"driver":{},"sparkConf":` + conf + `}}`
+		for _, settings := range []string{sparkSettings, `{"onUntrustedAnnotation":"reject",` + sparkSettings[1:]} {
+			resp, _ := evaluateReq(t, sparkApp(t, asBob, obj, ""), settings)
+			expectRejected(t, resp, "the spec.sparkConf entry spark.kubernetes.driver.annotation.", " sets the "+AnnotationKey+
+				" annotation: only trusted controllers and allow-listed submitters may")
+		}
+		// unchanged on UPDATE: accepted (it was there before, or a trusted requester put it there)
+		resp, _ := evaluateReq(t, sparkApp(t, asBob, obj, obj), sparkSettings)
+		expectAccepted(t, resp)
+		// a trusted requester may, and so may a system user creating the object
+		resp, _ = evaluateReq(t, sparkApp(t, asAirflow, obj, ""), `{"bypassAuth":true,"externalUsers":["^airflow$"],`+sparkSettings[1:])
+		if !resp.Accepted {
+			t.Fatalf("trusted: %+v", resp)
+		}
+		resp, _ = evaluateReq(t, sparkApp(t, rayOperator, obj, ""), sparkSettings)
+		expectAccepted(t, resp)
+	}
+	old := `{"spec":{"sparkConf":{"spark.kubernetes.driver.annotation.x":"` + AnnotationKey + `"}}}`
+	changed := `{"spec":{"sparkConf":{"spark.kubernetes.driver.annotation.x":"` + AnnotationKey + ` "}}}`
+	resp, _ := evaluateReq(t, sparkApp(t, asBob, changed, old), sparkSettings)
+	expectRejected(t, resp, "the spec.sparkConf entry spark.kubernetes.driver.annotation.x sets")
+	resp, _ = evaluateReq(t, sparkApp(t, asBob, `{"spec":{"sparkConf":{"spark.executor.cores":"4"}}}`, ""), sparkSettings)
+	expectAccepted(t, resp)
+}
+
+func TestCustomEdits_OneSpanPerObject(t *testing.T) {
+	// The one-pass splice writes valid JSON whatever the spacing, and the single-edit and multi-edit
+	// builders agree.
+	doc := ` { "spec" : { "a" : { } , "b" : null , "c" : { "annotations" : { "k" : "v" } } } } `
+	p, _ := parsePath("spec>a.annotations", false, false)
+	q, _ := parsePath("spec>b.annotations", false, false)
+	r, _ := parsePath("spec.c>annotations", false, false)
+	w := walker{doc: doc, field: "request.object", entry: AnnotationKey}
+	for _, path := range []*annotationPath{&p, &q, &r} {
+		if problem := w.walk(docRoot(doc), path); problem != "" {
+			t.Fatal(problem)
+		}
+	}
+	e := edits{doc: doc}
+	for i := range w.refs {
+		e.set(&w.refs[i], `"v"`)
+	}
+	out, problem := e.result()
+	if problem != "" {
+		t.Fatal(problem)
+	}
+	var got any
+	if err := json.Unmarshal([]byte(out.String()), &got); err != nil {
+		t.Fatalf("%v: %s", err, out.String())
+	}
+	for i := range w.refs {
+		single := setRef(doc, &w.refs[i], `"v"`).String()
+		if err := json.Unmarshal([]byte(single), &got); err != nil {
+			t.Fatalf("%v: %s", err, single)
+		}
+	}
+}
+
+func TestCustomWarning_IsOneShortLine(t *testing.T) {
+	for _, n := range [][2]int{{1, 0}, {0, 1}, {1, 1}, {999, 0}, {0, 999}, {999, 999}} {
+		if w := customWarning(n[0], n[1]); len(w) >= 120 || strings.Contains(w, "\n") {
+			t.Errorf("%d replaced, %d restored: %d characters: %q", n[0], n[1], len(w), w)
+		}
+	}
+}

@@ -1,0 +1,260 @@
+package policy
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/mailru/easyjson/jlexer"
+	"github.com/mailru/easyjson/jwriter"
+	"github.com/tidwall/gjson"
+)
+
+// CustomWorkload is one entry of the customWorkloads setting: an operator's custom resource whose
+// annotation maps the operator copies onto its pods (rules 11-13).
+type CustomWorkload struct {
+	APIGroup        string
+	Kind            string
+	AnnotationPaths []string
+	GuardPaths      []string
+	annotations     []annotationPath
+	guards          []annotationPath
+}
+
+// customWorkloadKeys are the keys of an entry, in the order messages list them.
+var customWorkloadKeys = [...]string{"apiGroup", "kind", "annotationPaths", "guardPaths"}
+
+// rawJSON keeps a setting's JSON text undecoded: customWorkloads is parsed only when a request's kind is
+// not one of the table's (or by validate_settings), so the common request pays nothing for it.
+type rawJSON struct {
+	text string
+}
+
+// UnmarshalEasyJSON keeps the value's text; null means the default (no declared kinds).
+func (r *rawJSON) UnmarshalEasyJSON(in *jlexer.Lexer) {
+	if in.IsNull() {
+		in.Skip()
+		return
+	}
+	r.text = string(in.Raw())
+}
+
+// MarshalEasyJSON writes the kept text back (the settings are only encoded in tests).
+func (r rawJSON) MarshalEasyJSON(w *jwriter.Writer) {
+	if r.text == "" {
+		w.RawString("null")
+		return
+	}
+	w.RawString(r.text)
+}
+
+// CustomWorkloads parses and checks every declared kind; the problems name customWorkloads[i] (and the
+// path's list and index). Settings from ParseSettings or CheckSettings have the text; this is the place
+// that reads it.
+func (s *Settings) CustomWorkloads() ([]CustomWorkload, []string) {
+	return parseCustomWorkloads(s.customWorkloads, "", "", false)
+}
+
+// customKind returns the declared kind for a request's group and kind, parsing only that entry's paths;
+// nil when the kind is not declared.
+func (s *Settings) customKind(group, kind string) (*CustomWorkload, string) {
+	if s.customWorkloads == "" {
+		return nil, ""
+	}
+	found, problems := parseCustomWorkloads(s.customWorkloads, group, kind, true)
+	if len(problems) > 0 {
+		return nil, strings.Join(problems, "; ")
+	}
+	if len(found) == 0 {
+		return nil, ""
+	}
+	return &found[0], ""
+}
+
+// parseCustomWorkloads reads the setting's text. With only set, it returns the one entry of group and
+// kind (every other entry is skipped once its group and kind are read).
+func parseCustomWorkloads(text, group, kind string, only bool) ([]CustomWorkload, []string) {
+	if text == "" {
+		return nil, nil
+	}
+	list := gjson.Parse(text)
+	if !list.IsArray() {
+		return nil, []string{"customWorkloads: must be a list of {apiGroup, kind, annotationPaths, guardPaths} " +
+			"objects, not " + jsonTypeName(list)}
+	}
+	var out []CustomWorkload
+	var problems []string
+	i := -1
+	list.ForEach(func(_, entry gjson.Result) bool {
+		i++
+		if only {
+			g, k := entry.Get("apiGroup"), entry.Get("kind")
+			if g.Type != gjson.String || k.Type != gjson.String || g.Str != group || k.Str != kind {
+				return true
+			}
+		}
+		at := "customWorkloads[" + strconv.Itoa(i) + "]"
+		w, entryProblems := parseCustomWorkload(entry, at)
+		problems = append(problems, entryProblems...)
+		if len(entryProblems) > 0 {
+			return true
+		}
+		if !only {
+			for j := range out {
+				if out[j].APIGroup == w.APIGroup && out[j].Kind == w.Kind {
+					problems = append(problems, at+": "+groupKind(w.APIGroup, w.Kind)+" is declared twice (first at "+
+						"customWorkloads["+strconv.Itoa(j)+"]): give each kind once, with all its paths")
+					return true
+				}
+			}
+		}
+		out = append(out, w)
+		return !only
+	})
+	return out, problems
+}
+
+// parseCustomWorkload reads one entry; at names it in messages.
+func parseCustomWorkload(entry gjson.Result, at string) (CustomWorkload, []string) {
+	var w CustomWorkload
+	var problems []string
+	problem := func(key, msg string) { problems = append(problems, key+": "+msg) }
+	if !entry.IsObject() {
+		problem(at, "must be an object with apiGroup, kind and annotationPaths (and optionally guardPaths), not "+
+			jsonTypeName(entry))
+		return w, problems
+	}
+	var seen [len(customWorkloadKeys)]bool
+	var values [len(customWorkloadKeys)]gjson.Result
+	entry.ForEach(func(key, value gjson.Result) bool {
+		for i, name := range customWorkloadKeys {
+			if key.Str == name {
+				if seen[i] {
+					problem(at, "the key "+strconv.Quote(name)+" occurs more than once: give it once")
+					return false
+				}
+				seen[i], values[i] = true, value
+				return true
+			}
+		}
+		problem(at, "unknown key "+strconv.Quote(key.Str)+": valid keys are "+strings.Join(customWorkloadKeys[:], ", "))
+		return false
+	})
+	if len(problems) > 0 {
+		return w, problems
+	}
+	group, kind, annotationPaths, guardPaths := values[0], values[1], values[2], values[3]
+	switch {
+	case group.Type != gjson.String:
+		// "" is the core group (e.g. PodTemplate), so it must be given, but may be empty.
+		problem(at+".apiGroup", `must be a string (the custom resource's API group, such as "sparkoperator.k8s.io"), not `+
+			jsonTypeName(group))
+	default:
+		w.APIGroup = group.Str
+	}
+	switch {
+	case kind.Type != gjson.String || kind.Str == "":
+		problem(at+".kind", `must be a non-empty string (the custom resource's kind, such as "SparkApplication"), not `+
+			jsonTypeName(kind))
+	default:
+		w.Kind = kind.Str
+	}
+	if len(problems) == 0 && tableKind(w.APIGroup, w.Kind) != nil {
+		problem(at, groupKind(w.APIGroup, w.Kind)+" is handled by the policy itself and may not be declared: "+
+			"remove this entry")
+	}
+	switch {
+	case !annotationPaths.IsArray():
+		problem(at+".annotationPaths", `must be a non-empty list of paths, such as ["spec.driver>annotations"], not `+
+			jsonTypeName(annotationPaths))
+	case len(annotationPaths.Array()) == 0:
+		problem(at+".annotationPaths", "is empty: name at least one annotations map the operator copies onto its pods")
+	default:
+		w.AnnotationPaths, w.annotations = parsePaths(annotationPaths, at+".annotationPaths", false, problem)
+	}
+	if guardPaths.Type != gjson.Null && guardPaths.Exists() && !guardPaths.IsArray() {
+		problem(at+".guardPaths", "must be a list of paths, such as [\"spec.sparkConf\"], not "+jsonTypeName(guardPaths))
+	}
+	w.GuardPaths, w.guards = parsePaths(guardPaths, at+".guardPaths", true, problem)
+	for j := range w.annotations {
+		for k := range w.annotations {
+			if j != k && w.annotations[j].inside(&w.annotations[k]) {
+				problem(at+".annotationPaths["+strconv.Itoa(j)+"]", strconv.Quote(w.AnnotationPaths[j])+
+					" lies inside the map of annotationPaths["+strconv.Itoa(k)+"] ("+strconv.Quote(w.AnnotationPaths[k])+
+					"): an annotations map holds strings, not other maps")
+			}
+		}
+	}
+	return w, problems
+}
+
+// parsePaths reads a list of path strings (a non-list is reported by the caller).
+func parsePaths(list gjson.Result, at string, guard bool, problem func(key, msg string)) ([]string, []annotationPath) {
+	if !list.IsArray() {
+		return nil, nil
+	}
+	n := 0
+	list.ForEach(func(_, _ gjson.Result) bool {
+		n++
+		return true
+	})
+	texts, paths := make([]string, 0, n), make([]annotationPath, 0, n)
+	j := -1
+	list.ForEach(func(_, item gjson.Result) bool {
+		j++
+		key := func() string { return at + "[" + strconv.Itoa(j) + "]" }
+		if item.Type != gjson.String {
+			problem(key(), "must be a string (a path such as spec.driver>annotations), not "+jsonTypeName(item))
+			return true
+		}
+		p, why := parsePath(item.Str, guard, false)
+		if why != "" {
+			problem(key(), strconv.Quote(item.Str)+": "+why)
+			return true
+		}
+		texts, paths = append(texts, item.Str), append(paths, p)
+		return true
+	})
+	return texts, paths
+}
+
+func groupKind(group, kind string) string {
+	if group == "" {
+		return "the core kind " + kind
+	}
+	return group + " " + kind
+}
+
+// jsonTypeName names a JSON value's type for messages.
+func jsonTypeName(v gjson.Result) string {
+	switch {
+	case !v.Exists():
+		return "missing"
+	case v.Type == gjson.Null:
+		return "null"
+	case v.Type == gjson.String:
+		return "a string"
+	case v.Type == gjson.Number:
+		return "a number"
+	case v.Type == gjson.True || v.Type == gjson.False:
+		return "a boolean"
+	case v.IsArray():
+		return "a list"
+	}
+	return "an object"
+}
+
+// hasCustomWorkloads reports whether a settings object declares any kind, without decoding it: a request
+// of a kind outside the table is accepted at once when none is declared.
+func hasCustomWorkloads(settings gjson.Result) bool {
+	if !settings.IsObject() {
+		return false
+	}
+	found := false
+	settings.ForEach(func(key, value gjson.Result) bool {
+		if key.Str == "customWorkloads" && value.Type != gjson.Null {
+			found = true
+		}
+		return !found
+	})
+	return found
+}

@@ -1,0 +1,380 @@
+package policy
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
+
+// One path mechanism for every kind: a built-in kind's Kind.Path and a declared kind's annotation and guard
+// paths (customWorkloads, rules 11-13) are parsed into an annotationPath once and walked over the raw JSON
+// by the same code. The syntax (SPEC.md "Custom-resource workloads"): segments separated by "."; a segment
+// is a member name, optionally followed by "[*]" (every element of an array) or "{*}" (every member value
+// of an object); at most one ">" between segments marks where creation may begin; the last segment is a
+// plain name, the map. Without ">", only the last segment may be created (a guard path creates nothing).
+
+// maxPathSegments bounds the walk's recursion (TinyGo's stack is small); real paths have fewer than ten.
+const maxPathSegments = 32
+
+// Wildcards of a segment.
+const (
+	plainSegment = iota
+	everyElement // name[*]
+	everyMember  // name{*}
+)
+
+type segment struct {
+	name string
+	wild uint8
+}
+
+// annotationPath is a parsed path. Segments from create on are created when missing or null.
+type annotationPath struct {
+	text     string
+	segments []segment
+	create   int // len(segments) for a guard path: nothing is created
+	// required makes a missing or non-object segment before create bad input rather than "names
+	// nothing": a built-in workload must have its pod template.
+	required bool
+	// plain is the concrete path of the one map a path without wildcards names ("spec.driver.annotations").
+	plain string
+}
+
+// parsePath parses an annotation path (guard false) or a guard path (no ">", nothing created). A built-in
+// path may start with ">" (a Pod creates its metadata); a declared one may not (rootMarker false). The
+// problem says what is wrong, for customWorkloads[i].annotationPaths[j] messages.
+func parsePath(text string, guard, rootMarker bool) (annotationPath, string) {
+	p := annotationPath{text: text, create: -1}
+	if text == "" {
+		return p, "the path is empty: name the annotations map, such as spec.driver>annotations"
+	}
+	p.segments = make([]segment, 0, 1+strings.Count(text, ".")+strings.Count(text, ">"))
+	rest := text
+	if rootMarker && strings.HasPrefix(rest, ">") {
+		p.create, rest = 0, rest[1:]
+	}
+	for rest != "" {
+		at := len(p.segments) + 1
+		seg, after, problem := parseSegment(rest, at)
+		if problem != "" {
+			return p, problem
+		}
+		p.segments, rest = append(p.segments, seg), after
+		if len(p.segments) > maxPathSegments {
+			return p, "the path has more than " + strconv.Itoa(maxPathSegments) + " segments"
+		}
+		if rest == "" {
+			break
+		}
+		switch rest[0] {
+		case '.':
+		case '>':
+			switch {
+			case guard:
+				return p, `a guard path names existing maps only: it may not contain ">"`
+			case p.create >= 0:
+				return p, `the path has more than one ">"`
+			}
+			p.create = len(p.segments)
+		default:
+			return p, "unexpected " + strconv.QuoteRune(rune(rest[0])) + " after segment " + strconv.Itoa(at) +
+				": segments are separated by '.' (or one '>'), and a wildcard is [*] or {*}"
+		}
+		rest = rest[1:]
+		if rest == "" {
+			return p, "the path ends with a separator: the last segment names the map"
+		}
+	}
+	return p.finish(guard)
+}
+
+// parseSegment reads segment number at from the start of rest: a name, optionally followed by a wildcard.
+func parseSegment(rest string, at int) (segment, string, string) {
+	n := 0
+	for n < len(rest) && isNameByte(rest[n]) {
+		n++
+	}
+	if n == 0 {
+		if rest[0] == '.' || rest[0] == '>' {
+			return segment{}, rest, "segment " + strconv.Itoa(at) + " is empty"
+		}
+		return segment{}, rest, "segment " + strconv.Itoa(at) + " starts with " + strconv.QuoteRune(rune(rest[0])) +
+			": a segment is a member name of letters, digits, '_' and '-', optionally followed by [*] or {*}"
+	}
+	seg := segment{name: rest[:n]}
+	rest = rest[n:]
+	switch {
+	case strings.HasPrefix(rest, "[*]"):
+		seg.wild, rest = everyElement, rest[3:]
+	case strings.HasPrefix(rest, "{*}"):
+		seg.wild, rest = everyMember, rest[3:]
+	}
+	return seg, rest, ""
+}
+
+// finish checks the parsed segments as a whole and fills in create and plain.
+func (p annotationPath) finish(guard bool) (annotationPath, string) {
+	last := len(p.segments) - 1
+	switch {
+	case p.segments[last].wild != plainSegment:
+		return p, "the last segment must be a plain name (the map), not a wildcard"
+	case guard:
+		p.create = len(p.segments)
+	case p.create < 0:
+		p.create = last
+	}
+	for i := p.create; i < len(p.segments); i++ {
+		if p.segments[i].wild != plainSegment {
+			return p, `a wildcard may not follow ">": creation makes plain objects only`
+		}
+	}
+	if !p.hasWildcard() {
+		p.plain = strings.Replace(strings.TrimPrefix(p.text, ">"), ">", ".", 1)
+	}
+	return p, ""
+}
+
+func isNameByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || isDigit(c) || c == '_' || c == '-'
+}
+
+func (p *annotationPath) hasWildcard() bool {
+	for _, s := range p.segments {
+		if s.wild != plainSegment {
+			return true
+		}
+	}
+	return false
+}
+
+// inside reports whether the maps p names lie inside the maps q names (q's segments are a proper prefix
+// of p's): both would edit the same bytes, so settings refuse it.
+func (p *annotationPath) inside(q *annotationPath) bool {
+	if len(q.segments) >= len(p.segments) {
+		return false
+	}
+	for i, s := range q.segments {
+		if p.segments[i] != s {
+			return false
+		}
+	}
+	return true
+}
+
+// mapRef is one map a path names in one object: found, or to be created below the deepest object that is
+// there. Every Result indexes into the walked document (reached from its root, so Index is a byte offset).
+type mapRef struct {
+	key    string       // the concrete path: spec.workerGroupSpecs[1].template.metadata.annotations
+	anchor gjson.Result // the object at ">": creation begins below it
+	parent gjson.Result // the object that holds the map; absent when it is to be created
+	// holder is the deepest object on the path that exists; rest are the segments below it still missing
+	// (rest[0] is absent or null in holder: old). rest is empty when the map exists.
+	holder gjson.Result
+	rest   []segment
+	old    gjson.Result
+	m      gjson.Result // the map, when it is an object
+	value  gjson.Result // m[AnnotationKey] (annotation paths); absent when not set
+}
+
+// walker walks paths over one object and collects the maps they name, each once, in document order.
+type walker struct {
+	doc   string
+	field string // "request.object", for messages
+	kind  string // for the message of a missing required segment
+	entry string // the key looked up in every map found ("" for guard maps)
+	refs  []mapRef
+	// The concrete path so far: for a path with wildcards, pieces joined by "" (".", "name", "[3]",
+	// "[\"Worker\"]"); for a plain one (every built-in kind), the first depth segments of path, so that the
+	// walk allocates nothing for messages it does not write.
+	trail []string
+	path  *annotationPath
+	depth int
+}
+
+// walk adds the maps path names in obj (the root of w.doc) to w.refs; a problem is a 400 message.
+func (w *walker) walk(obj gjson.Result, p *annotationPath) string {
+	w.trail, w.path, w.depth = w.trail[:0], p, 0
+	var anchor gjson.Result
+	if p.create == 0 {
+		anchor = obj
+	}
+	return w.step(obj, p, 0, anchor)
+}
+
+func (w *walker) at() string {
+	if w.path.plain == "" {
+		return w.field + strings.Join(w.trail, "")
+	}
+	var at strings.Builder
+	at.WriteString(w.field)
+	for _, s := range w.path.segments[:w.depth] {
+		at.WriteString(".")
+		at.WriteString(s.name)
+	}
+	return at.String()
+}
+
+// push adds a member name (seg) or an element's pieces to the concrete path; pop takes them off.
+func (w *walker) push(seg bool, pieces ...string) {
+	if w.path.plain != "" {
+		w.depth++ // only names: a plain path has no wildcards
+		return
+	}
+	if seg {
+		w.trail = append(w.trail, ".")
+	}
+	w.trail = append(w.trail, pieces...)
+}
+
+func (w *walker) pop(seg bool, n int) {
+	if w.path.plain != "" {
+		w.depth--
+		return
+	}
+	if seg {
+		n++
+	}
+	w.trail = w.trail[:len(w.trail)-n]
+}
+
+// step looks up segment i of p in cur, an object that exists.
+func (w *walker) step(cur gjson.Result, p *annotationPath, i int, anchor gjson.Result) string {
+	seg := p.segments[i]
+	v, dup := child(cur, seg.name)
+	if dup {
+		return duplicateKey(w.at(), seg.name)
+	}
+	w.push(true, seg.name)
+	defer w.pop(true, 1)
+	last := i == len(p.segments)-1
+	if i < p.create {
+		return w.stepBefore(v, p, i, anchor, cur)
+	}
+	// From create on: created when missing or null, bad input when of another type.
+	if isMissing(v) {
+		rest := p.segments[i:]
+		for _, s := range p.segments[i+1:] {
+			w.push(true, s.name)
+		}
+		var parent gjson.Result // the map's parent, when only the map itself is missing
+		if last {
+			parent = cur
+		}
+		problem := w.found(p, anchor, parent, cur, rest, v, gjson.Result{})
+		for range p.segments[i+1:] {
+			w.pop(true, 1)
+		}
+		return problem
+	}
+	if !v.IsObject() {
+		if last {
+			return w.at() + " must be an object of strings"
+		}
+		return w.at() + " must be an object"
+	}
+	if last {
+		return w.found(p, anchor, cur, v, nil, gjson.Result{}, v)
+	}
+	return w.step(v, p, i+1, anchor)
+}
+
+// stepBefore goes on from v, segment i of p found in cur, before ">": a value of the wrong type names
+// nothing (or, for a built-in kind, is bad input).
+func (w *walker) stepBefore(v gjson.Result, p *annotationPath, i int, anchor, cur gjson.Result) string {
+	if i == len(p.segments)-1 { // a guard map: named only when it exists
+		switch {
+		case isMissing(v):
+			return ""
+		case !v.IsObject():
+			return w.at() + " must be an object"
+		}
+		return w.found(p, anchor, cur, cur, nil, v, v)
+	}
+	if p.segments[i].wild != plainSegment {
+		return w.each(v, p, i)
+	}
+	if !v.IsObject() {
+		if p.required {
+			return w.at() + " is missing or not an object: a " + w.kind + " needs a pod template"
+		}
+		return "" // names nothing in this object
+	}
+	if i+1 == p.create {
+		anchor = v
+	}
+	return w.step(v, p, i+1, anchor)
+}
+
+// each applies a wildcard segment i to v: every element of an array, or every member value of an object.
+// Before ">", a value of the wrong type names nothing.
+func (w *walker) each(v gjson.Result, p *annotationPath, i int) string {
+	seg := p.segments[i]
+	next := func(elem gjson.Result) string {
+		if !elem.IsObject() {
+			return ""
+		}
+		var anchor gjson.Result
+		if i+1 == p.create {
+			anchor = elem
+		}
+		return w.step(elem, p, i+1, anchor)
+	}
+	var problem string
+	switch {
+	case seg.wild == everyElement && v.IsArray():
+		n := 0
+		v.ForEach(func(_, elem gjson.Result) bool {
+			w.push(false, "[", strconv.Itoa(n), "]")
+			n++
+			problem = next(elem)
+			w.pop(false, 3)
+			return problem == ""
+		})
+	case seg.wild == everyMember && v.IsObject():
+		var seen map[string]bool
+		v.ForEach(func(key, elem gjson.Result) bool {
+			if seen[key.Str] {
+				problem = duplicateKey(w.at(), key.Str)
+				return false
+			}
+			if seen == nil {
+				seen = map[string]bool{}
+			}
+			seen[key.Str] = true
+			w.push(false, "[", strconv.Quote(key.Str), "]")
+			problem = next(elem)
+			w.pop(false, 3)
+			return problem == ""
+		})
+	}
+	return problem
+}
+
+// found records a map: m (an object) when it exists; otherwise holder, rest and old say what to create.
+func (w *walker) found(p *annotationPath, anchor, parent, holder gjson.Result, rest []segment, old, m gjson.Result) string {
+	key := p.plain
+	if key == "" {
+		key = strings.Join(w.trail, "")[1:]
+	}
+	for i := range w.refs {
+		if w.refs[i].key == key {
+			return "" // a map named twice counts once
+		}
+	}
+	ref := mapRef{key: key, anchor: anchor, parent: parent, holder: holder, rest: rest, old: old, m: m}
+	if m.Exists() {
+		ref.holder = m
+		if w.entry != "" {
+			var dup bool
+			if ref.value, dup = child(m, w.entry); dup {
+				return duplicateKey(w.at(), w.entry)
+			}
+			if ref.value.Exists() && ref.value.Type != gjson.String {
+				return w.at() + "[" + strconv.Quote(w.entry) + "] must be a string"
+			}
+		}
+	}
+	w.refs = append(w.refs, ref)
+	return ""
+}
