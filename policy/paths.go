@@ -9,7 +9,7 @@ import (
 
 // One path mechanism for every kind: a built-in kind's Kind.Path and a declared kind's annotation and guard
 // paths (customWorkloads, rules 11-13) are parsed into an annotationPath once and walked over the raw JSON
-// by the same code. The syntax (SPEC.md "Custom-resource workloads"): segments separated by "."; a segment
+// by the same code. The syntax (docs/rules.md "Custom-resource workloads (rules 11-13)"): segments separated by "."; a segment
 // is a member name, optionally followed by "[*]" (every element of an array) or "{*}" (every member value
 // of an object); at most one ">" between segments marks where creation may begin; the last segment is a
 // plain name, the map. Without ">", only the last segment may be created (a guard path creates nothing).
