@@ -259,6 +259,14 @@ func loadPolicy(ctx context.Context, uri string, stderr io.Writer, problems *log
 	return host, nil
 }
 
+// readInput reads a file, or stdin for "-".
+func readInput(path string, stdin io.Reader) ([]byte, error) {
+	if path == "-" {
+		return io.ReadAll(stdin)
+	}
+	return os.ReadFile(path)
+}
+
 // withTimeout bounds ctx by the policy timeout, if any.
 func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
 	if d <= 0 {
@@ -285,12 +293,7 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(exitUsage, err)
 	}
-	var request []byte
-	if f.requestPath == "-" {
-		request, err = io.ReadAll(stdin)
-	} else {
-		request, err = os.ReadFile(f.requestPath)
-	}
+	request, err := readInput(f.requestPath, stdin)
 	if err != nil {
 		return fail(exitUsage, fmt.Errorf("cannot read the request: %w", err))
 	}

@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -54,12 +53,7 @@ func preflightCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) 
 	if err != nil {
 		return fail(exitUsage, err)
 	}
-	var data []byte
-	if input == "-" {
-		data, err = io.ReadAll(stdin)
-	} else {
-		data, err = os.ReadFile(input)
-	}
+	data, err := readInput(input, stdin)
 	if err != nil {
 		return fail(exitUsage, err)
 	}
