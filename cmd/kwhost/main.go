@@ -131,9 +131,7 @@ func parseFlags(name string, args []string, withRequest bool) (*flags, error) {
 		fs.StringVar(&f.requestPath, "request-path", "", "")
 		fs.StringVar(&f.requestPath, "r", "", "")
 	}
-	fs.StringVar(&f.settingsJSON, "settings-json", "", "")
-	fs.StringVar(&f.settingsPath, "settings-path", "", "")
-	fs.StringVar(&f.settingsPath, "s", "", "")
+	f.addSettingsFlags(fs)
 	fs.BoolVar(&f.strict, "strict", false, "")
 	payload := fs.String("payload", string(kwctl.PayloadPolicyServer), "")
 	fs.DurationVar(&f.policyTimeout, "policy-timeout", webhook.DefaultEvalTimeout, "")
@@ -152,8 +150,8 @@ func parseFlags(name string, args []string, withRequest bool) (*flags, error) {
 		return nil, err
 	}
 	switch {
-	case f.settingsJSON != "" && f.settingsPath != "":
-		return nil, errors.New("--settings-json and --settings-path are mutually exclusive")
+	case f.settingsConflict() != nil:
+		return nil, f.settingsConflict()
 	case f.policyTimeout < 0:
 		return nil, errors.New("--policy-timeout must not be negative")
 	}
@@ -217,6 +215,21 @@ func reportLogProblems(stderr io.Writer, problems []string, strict bool) int {
 func usageError(stderr io.Writer, command string, err error) int {
 	fmt.Fprintf(stderr, "kwhost %s: %v\n\n%s", command, err, usage)
 	return exitUsage
+}
+
+// addSettingsFlags registers kwctl's settings flags, which run, demo, serve and preflight all take.
+func (f *flags) addSettingsFlags(fs *flag.FlagSet) {
+	fs.StringVar(&f.settingsJSON, "settings-json", "", "")
+	fs.StringVar(&f.settingsPath, "settings-path", "", "")
+	fs.StringVar(&f.settingsPath, "s", "", "")
+}
+
+// settingsConflict reports both settings flags given.
+func (f *flags) settingsConflict() error {
+	if f.settingsJSON != "" && f.settingsPath != "" {
+		return errors.New("--settings-json and --settings-path are mutually exclusive")
+	}
+	return nil
 }
 
 // settings reads whichever settings flag was given; none means {}.

@@ -23,9 +23,7 @@ func preflightCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) 
 	fs := flag.NewFlagSet("kwhost preflight", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&policy, "policy", "", "")
-	fs.StringVar(&f.settingsJSON, "settings-json", "", "")
-	fs.StringVar(&f.settingsPath, "settings-path", "", "")
-	fs.StringVar(&f.settingsPath, "s", "", "")
+	f.addSettingsFlags(fs)
 	fs.StringVar(&controllers, "controllers", string(preflight.ServiceAccounts), "")
 	fs.StringVar(&output, "output", "text", "")
 	fs.StringVar(&output, "o", "text", "")
@@ -38,8 +36,8 @@ func preflightCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) 
 		return usageError(stderr, "preflight", fmt.Errorf("unexpected argument %q (the module goes in --policy)", fs.Arg(0)))
 	case policy == "":
 		return usageError(stderr, "preflight", errors.New("--policy is required"))
-	case f.settingsJSON != "" && f.settingsPath != "":
-		return usageError(stderr, "preflight", errors.New("--settings-json and --settings-path are mutually exclusive"))
+	case f.settingsConflict() != nil:
+		return usageError(stderr, "preflight", f.settingsConflict())
 	case controllers != string(preflight.ServiceAccounts) && controllers != string(preflight.SingleIdentity):
 		return usageError(stderr, "preflight", fmt.Errorf("--controllers %q: want sa or single", controllers))
 	case output != "text" && output != "json":

@@ -36,9 +36,7 @@ func parseServeFlags(args []string) (*serveConfig, error) {
 	fs := flag.NewFlagSet("kwhost serve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&c.policy, "policy", "", "")
-	fs.StringVar(&c.settings.settingsJSON, "settings-json", "", "")
-	fs.StringVar(&c.settings.settingsPath, "settings-path", "", "")
-	fs.StringVar(&c.settings.settingsPath, "s", "", "")
+	c.settings.addSettingsFlags(fs)
 	fs.StringVar(&c.certFile, "cert-file", "", "")
 	fs.StringVar(&c.keyFile, "key-file", "", "")
 	fs.StringVar(&c.listen, "listen", "127.0.0.1:9443", "")
@@ -61,8 +59,8 @@ func parseServeFlags(args []string) (*serveConfig, error) {
 		return nil, errors.New("--policy is required")
 	case c.certFile == "" || c.keyFile == "":
 		return nil, errors.New("--cert-file and --key-file are required (the API server calls webhooks over HTTPS only)")
-	case c.settings.settingsJSON != "" && c.settings.settingsPath != "":
-		return nil, errors.New("--settings-json and --settings-path are mutually exclusive")
+	case c.settings.settingsConflict() != nil:
+		return nil, c.settings.settingsConflict()
 	case c.evalTimeout <= 0:
 		return nil, errors.New("--policy-timeout must be positive")
 	case levels[c.logLevel] == 0:
