@@ -11,7 +11,7 @@ import (
 // (and "fatal", which the policy never uses): an entry with an unknown level is not logged at all, and
 // policy-server logs "cannot log event" in its place. So WARN is written as "warning".
 func NewLogger(w io.Writer) *onelog.Logger {
-	onelog.LevelText(onelog.WARN, "warning")
-	onelog.LevelText(onelog.FATAL, "error")
+	onelog.Levels[onelog.FATAL] = "error"
+	onelog.LevelText(onelog.WARN, "warning") // regenerates the level prefixes once, for both texts
 	return onelog.New(w, onelog.ALL)
 }
