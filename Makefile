@@ -7,6 +7,7 @@ TOOLS        := $(CURDIR)/.tools
 TINYGO_PREFIX ?= $(TOOLS)/tinygo
 BUILD        := $(CURDIR)/build
 KWHOST       := $(BUILD)/kwhost
+PREINIT      := $(BUILD)/preinit
 # -scheduler=none: policies need no goroutines, and the default scheduler's start-up is most of the cost
 # of a fresh instance (~100 us of ~140 us; docs/runtime.md "A fresh instance for every request"), which policy-server pays per request.
 # --initial-memory: the linker otherwise leaves almost no heap after the stack and the data (regexp's
@@ -51,9 +52,20 @@ FORCE:
 tinygo: $(TOOLS)/tinygo.path ## install TinyGo (uses tinygo >= 0.39 from PATH, else builds 0.41.0 into .tools/)
 	@echo "tinygo: $$(cat $<)"
 
-policy.wasm: $(POLICY_SOURCES) Makefile $(TOOLS)/tinygo.path ## build the policy module
+# The module TinyGo builds, before pre-initialisation.
+$(BUILD)/policy.tinygo.wasm: $(POLICY_SOURCES) Makefile $(TOOLS)/tinygo.path
+	@mkdir -p $(BUILD)
 	$$(cat $(TOOLS)/tinygo.path) build -o $@ $(TINYGO_FLAGS) .
+
+# Pre-initialised (cmd/preinit): TinyGo's start-up and every package initialiser run once here, and the
+# module ships the memory they leave, so that a fresh instance (one per request in policy-server) starts
+# ready. The release publishes this module, the one the tests and the benchmark run.
+policy.wasm: $(BUILD)/policy.tinygo.wasm $(PREINIT) ## build the policy module (TinyGo, then pre-initialised)
+	$(PREINIT) -o $@ $<
 	@echo "policy.wasm: $$(stat -c %s $@) bytes"
+
+$(PREINIT): $(HOST_SOURCES)
+	go build -o $@ ./cmd/preinit
 
 $(KWHOST): $(HOST_SOURCES)
 	go build -o $@ ./cmd/kwhost

@@ -125,7 +125,7 @@ func (h *Host) NewInstance(ctx context.Context) (*Instance, error) {
 	}
 	inst.mod = mod
 	for _, name := range h.startFunc {
-		if _, err := mod.ExportedFunction(name).Call(ctx); err != nil && !cleanExit(err) {
+		if _, err := mod.ExportedFunction(name).Call(ctx); err != nil && !CleanExit(err) {
 			_ = mod.Close(ctx)
 			return nil, &StartError{Phase: name, Err: err}
 		}
@@ -149,9 +149,9 @@ func Interrupted(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
 }
 
-// cleanExit reports a proc_exit(0), which TinyGo's _start makes when main returns. Hosts built on
+// CleanExit reports a proc_exit(0), which TinyGo's _start makes when main returns. Hosts built on
 // wasmtime treat it as a normal return; any other code is a failed start.
-func cleanExit(err error) bool {
+func CleanExit(err error) bool {
 	var exit *sys.ExitError
 	return errors.As(err, &exit) && exit.ExitCode() == 0
 }

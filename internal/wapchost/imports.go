@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
@@ -17,13 +18,14 @@ const guestCallExport = "__guest_call"
 
 var i32 = api.ValueTypeI32
 
-// instantiateImports registers the two host modules every TinyGo waPC guest imports.
-func (h *Host) instantiateImports(ctx context.Context) error {
-	wasi := h.runtime.NewHostModuleBuilder(wasi_snapshot_preview1.ModuleName)
+// InstantiateWASI registers wasi_snapshot_preview1 in rt as wasmtime's WASI offers it to a guest:
+// wazero's functions, except proc_exit, which wazero implements by closing the module. TinyGo's
+// _start calls proc_exit(0) when main returns, and the waPC calls come after that, so here it
+// panics with an ExitError instead: that unwinds the guest's stack without closing anything, and
+// the caller accepts code 0 (CleanExit) and reports others.
+func InstantiateWASI(ctx context.Context, rt wazero.Runtime) error {
+	wasi := rt.NewHostModuleBuilder(wasi_snapshot_preview1.ModuleName)
 	wasi_snapshot_preview1.NewFunctionExporter().ExportFunctions(wasi)
-	// Replaces wazero's proc_exit, which closes the module: TinyGo's _start calls proc_exit(0)
-	// when main returns, and the waPC calls come after that. Panicking with an ExitError unwinds
-	// the guest's stack without closing anything; NewInstance accepts code 0 and reports others.
 	wasi.NewFunctionBuilder().
 		WithGoModuleFunction(api.GoModuleFunc(func(_ context.Context, _ api.Module, stack []uint64) {
 			panic(sys.NewExitError(uint32(stack[0])))
@@ -32,6 +34,14 @@ func (h *Host) instantiateImports(ctx context.Context) error {
 		Export("proc_exit")
 	if _, err := wasi.Instantiate(ctx); err != nil {
 		return fmt.Errorf("instantiate WASI: %w", err)
+	}
+	return nil
+}
+
+// instantiateImports registers the two host modules every TinyGo waPC guest imports.
+func (h *Host) instantiateImports(ctx context.Context) error {
+	if err := InstantiateWASI(ctx, h.runtime); err != nil {
+		return err
 	}
 
 	wapc := h.runtime.NewHostModuleBuilder("wapc")
