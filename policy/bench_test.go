@@ -103,3 +103,23 @@ func mustMarshal(b *testing.B, v any) []byte {
 	}
 	return out
 }
+
+// A requester in 1,000 groups of 35 characters, as internal/wasmbench's groups-1000 scenario.
+func BenchmarkValidate_Groups1000(b *testing.B) {
+	req := map[string]any{}
+	if err := json.Unmarshal(benchPayload(b, "pod-create-alice", `{}`), &req); err != nil {
+		b.Fatal(err)
+	}
+	groups := make([]string, 1000)
+	for i := range groups {
+		groups[i] = "cn=team-" + strconv.Itoa(100000+i) + ",ou=groups,dc=example"
+	}
+	path(req, "request", "userInfo").(map[string]any)["groups"] = groups
+	payload := mustMarshal(b, req)
+	logger := onelog.New(io.Discard, onelog.ALL)
+	b.SetBytes(int64(len(payload)))
+	b.ReportAllocs()
+	for b.Loop() {
+		Validate(payload, logger)
+	}
+}

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 )
@@ -155,7 +156,87 @@ func duplicateMember(name string) string {
 // requester is the authenticated user of the request.
 type requester struct {
 	username string
-	groups   []string
+	// groups is request.userInfo.groups as the payload holds it: a JSON array of strings (readRequester
+	// checked it), or nothing. The groups are read from it where they are needed, never copied into a
+	// []string: in the wasm guest a user in thousands of groups then cost thousands of allocations, each
+	// able to start a garbage collection that walks the heap (make bench: 1,000 groups 4.6 ms -> see
+	// README "Performance"), and views into the payload would make each collection quadratic (TinyGo's
+	// collector walks back from an interior pointer block by block to its object's start).
+	groups gjson.Result
+	// plain: the groups array's text is exactly what encoding/json writes for its strings (compact, as
+	// policy-server sends it, and nothing in it that encoding/json would escape differently), so the
+	// stamp and the logs can copy it instead of reading it element by element.
+	plain bool
+}
+
+// plainGroups reports whether raw, a JSON array of strings, is byte for byte encoding/json's text for
+// the same strings: no whitespace outside the strings, no escapes (so every quote is a delimiter), none
+// of the characters encoding/json escapes although JSON does not need it (<, >, &, U+2028, U+2029:
+// any 0xE2 byte is refused, which covers them), and valid UTF-8 (encoding/json replaces invalid bytes).
+func plainGroups(raw string) bool {
+	in := false
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; c {
+		case '"':
+			in = !in
+		case '\\', '<', '>', '&', 0xE2:
+			return false
+		case ' ', '\t', '\n', '\r':
+			if !in {
+				return false
+			}
+		}
+	}
+	return utf8.ValidString(raw)
+}
+
+// stringArray reports whether raw, a valid JSON array, holds only strings.
+func stringArray(raw string) bool {
+	i := skipSpace(raw, 1)
+	if i < len(raw) && raw[i] == ']' {
+		return true
+	}
+	for i < len(raw) && raw[i] == '"' {
+		var ok bool
+		if i, ok = scanString(raw, i); !ok {
+			return false
+		}
+		switch i = skipSpace(raw, i); {
+		case i < len(raw) && raw[i] == ',':
+			i = skipSpace(raw, i+1)
+		case i < len(raw) && raw[i] == ']':
+			return true
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// eachGroup calls fn with each of the requester's groups, in the API server's order, until fn returns
+// false. A group is valid only during the call.
+func (u *requester) eachGroup(fn func(group string) bool) {
+	if u.groups.IsArray() {
+		u.groups.ForEach(func(_, g gjson.Result) bool { return fn(g.Str) })
+	}
+}
+
+// joinGroups is the groups separated by commas, as upstream YuniKorn prints them.
+func (u *requester) joinGroups() string {
+	if u.plain {
+		raw := u.groups.Raw
+		return strings.ReplaceAll(raw[1:len(raw)-1], `"`, "") // every quote delimits a group
+	}
+	var b strings.Builder
+	b.Grow(len(u.groups.Raw))
+	u.eachGroup(func(g string) bool {
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(g)
+		return true
+	})
+	return b.String()
 }
 
 // readRequester checks the userInfo the decision needs: a non-empty username and a list of string groups.
@@ -170,21 +251,10 @@ func readRequester(r *request) (requester, string) {
 	switch {
 	case !r.groups.Exists() || r.groups.Type == gjson.Null:
 	case r.groups.IsArray():
-		var problem string
-		r.groups.ForEach(func(_, g gjson.Result) bool {
-			if g.Type != gjson.String {
-				problem = "request.userInfo.groups must be a list of strings"
-				return false
-			}
-			// A copy, not a view into the payload: TinyGo's collector finds the start of the object an
-			// interior pointer points into by walking back block by block, so 20,000 views into a 750 KB
-			// payload made every collection quadratic (make bench: 20,000 groups 980 ms -> 123 ms).
-			u.groups = append(u.groups, strings.Clone(g.Str))
-			return true
-		})
-		if problem != "" {
-			return requester{}, problem
+		if !stringArray(r.groups.Raw) {
+			return requester{}, "request.userInfo.groups must be a list of strings"
 		}
+		u.groups, u.plain = r.groups, plainGroups(r.groups.Raw)
 	default:
 		return requester{}, "request.userInfo.groups must be a list of strings"
 	}

@@ -29,6 +29,39 @@ func (u UserInfo) Encode() string {
 	return string(w.Buffer.BuildBytes())
 }
 
+// stampValue is UserInfo{User: u.username, Groups: u's groups}.Encode(), written straight from the
+// payload's groups array (requester.groups) without building the []string.
+func stampValue(u *requester) string {
+	w := jwriter.Writer{}
+	w.Buffer.EnsureSpace(len(u.username) + len(u.groups.Raw) + 24)
+	w.RawString(`{"user":`)
+	w.String(u.username)
+	if u.plain {
+		if u.groups.Raw != "[]" { // an empty list is left out
+			w.RawString(`,"groups":`)
+			w.RawString(u.groups.Raw)
+		}
+		w.RawByte('}')
+		return string(w.Buffer.BuildBytes())
+	}
+	n := 0
+	u.eachGroup(func(g string) bool {
+		if n == 0 {
+			w.RawString(`,"groups":[`)
+		} else {
+			w.RawByte(',')
+		}
+		w.String(g)
+		n++
+		return true
+	})
+	if n > 0 {
+		w.RawByte(']')
+	}
+	w.RawByte('}')
+	return string(w.Buffer.BuildBytes())
+}
+
 // CheckSuppliedValue applies the strict validator of docs/rules.md "Value format" to a value supplied by a trusted requester and
 // returns "" when it is valid, or what is wrong with it. Upstream YuniKorn accepts null, {}, unknown and
 // duplicate keys; the scheduler would then read "nobody" or the last duplicate (and encoding/json matches

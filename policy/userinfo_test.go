@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/tidwall/gjson"
 )
 
 // upstreamValue is what YuniKorn's own admission controller writes: encoding/json of its struct.
@@ -29,6 +31,63 @@ func TestUserInfo_EncodingIsByteIdenticalToYuniKorn(t *testing.T) {
 		}
 		if got := u.Encode(); got != string(want) {
 			t.Errorf("Encode(%q)\n got %s\nwant %s", u.User, got, want)
+		}
+	}
+}
+
+// The stamp is written straight from the payload's groups array (stampValue), without the []string that
+// UserInfo holds: byte for byte what YuniKorn writes, whatever the array's own escapes.
+func TestUserInfo_StampFromThePayloadIsByteIdenticalToYuniKorn(t *testing.T) {
+	for _, tc := range []struct {
+		user, groups string // groups as the payload holds request.userInfo.groups; "" when absent
+		want         []string
+		plain        bool // the array's text is copied as it is (requester.plain)
+	}{
+		{"alice", `["devops","system:authenticated"]`, []string{"devops", "system:authenticated"}, true},
+		{"alice", `["domain users","é日本 🙂","cn=a,ou=b"]`, []string{"domain users", "é日本 🙂", "cn=a,ou=b"}, true},
+		{"alice", `[ "dev\u006fps" , "a\"b\\c" ,"\u00e9\ud83d\ude42"]`, []string{"devops", `a"b\c`, "é🙂"}, false},
+		{"alice", `["a",  "b"]`, []string{"a", "b"}, false},
+		{"alice", `["<x>","a&b"]`, []string{"<x>", "a&b"}, false},
+		{"alice", "[\"line\u2028sep\u2029para\"]", []string{"line\u2028sep\u2029para"}, false},
+		{"no-groups", "", nil, false},
+		{"null-groups", `null`, nil, false},
+		{"empty-groups", `[]`, nil, true},
+		{`html <script>&"quotes"\back`, `["line\u2028sep\u2029para"]`, []string{"line\u2028sep\u2029para"}, false},
+		{"tab", `["tab\tnew\nline\r\u0000\u001f","\u007f del and \u00a0 nbsp"]`, []string{"tab\tnew\nline\r\x00\x1f", "\u007f del and \u00a0 nbsp"}, false},
+		{"bad-utf8", "[\"bad utf8 \xff\xfe\"]", []string{"bad utf8 \xff\xfe"}, false}, // raw bytes, as in --payload raw
+	} {
+		userInfo := `{"username":` + jsonString(tc.user)
+		if tc.groups != "" {
+			userInfo += `,"groups":` + tc.groups
+		}
+		r := request{userInfo: gjson.Parse(userInfo + "}")}
+		r.username, r.groups = r.userInfo.Get("username"), r.userInfo.Get("groups")
+		who, problem := readRequester(&r)
+		if problem != "" {
+			t.Fatalf("%s: %s", userInfo, problem)
+		}
+		if who.plain != tc.plain {
+			t.Errorf("%s: plain = %v, want %v", userInfo, who.plain, tc.plain)
+		}
+		want, err := json.Marshal(upstreamValue{User: tc.user, Groups: tc.want})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := stampValue(&who); got != string(want) {
+			t.Errorf("stamp for %s\n got %s\nwant %s", userInfo, got, want)
+		}
+		if got, want := who.joinGroups(), strings.Join(tc.want, ","); got != want {
+			t.Errorf("groups of %s joined: got %q, want %q", userInfo, got, want)
+		}
+	}
+}
+
+func TestReadRequester_GroupsMustBeStrings(t *testing.T) {
+	for _, groups := range []string{`["a",1]`, `[null]`, `[["a"]]`, `[{"a":"b"}]`, `"a"`, `{}`, `true`} {
+		r := request{userInfo: gjson.Parse(`{"username":"alice","groups":` + groups + `}`)}
+		r.username, r.groups = r.userInfo.Get("username"), r.userInfo.Get("groups")
+		if _, problem := readRequester(&r); problem != "request.userInfo.groups must be a list of strings" {
+			t.Errorf("groups %s: problem %q", groups, problem)
 		}
 	}
 }

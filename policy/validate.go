@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"strings"
 	"unsafe"
 
 	"github.com/francoispqt/onelog"
@@ -161,6 +160,7 @@ type evaluation struct {
 	who      requester
 	kind     workload
 	log      *onelog.Logger
+	groups   *string // groupList, once made
 }
 
 // create applies docs/rules.md rules 1-4.
@@ -318,7 +318,7 @@ func (e *evaluation) labelGuarded(old target) bool {
 
 // stamp is the requester's identity as the annotation value.
 func (e *evaluation) stamp() string {
-	return UserInfo{User: e.who.username, Groups: e.who.groups}.Encode()
+	return stampValue(&e.who)
 }
 
 func (e *evaluation) invalidValue(problem string) decision {
@@ -339,17 +339,17 @@ func (e *evaluation) trusted() bool {
 	if e.settings.ExternalUsers.MatchString(e.who.username) {
 		return true
 	}
-	for _, g := range e.who.groups {
-		if e.settings.ExternalGroups.MatchString(g) {
-			return true
-		}
-	}
-	return false
+	trusted := false
+	e.who.eachGroup(func(g string) bool {
+		trusted = e.settings.ExternalGroups.MatchString(g)
+		return !trusted
+	})
+	return trusted
 }
 
 // describeRequester renders the requester as upstream YuniKorn does in its rejection messages.
 func (e *evaluation) describeRequester() string {
-	return "user " + e.who.username + " with groups [" + strings.Join(e.who.groups, ",") + "]"
+	return "user " + e.who.username + " with groups [" + e.groupList() + "]"
 }
 
 func (e *evaluation) debug(msg string) {
@@ -364,5 +364,15 @@ func (e *evaluation) fields(entry onelog.Entry) {
 	entry.String("user", e.who.username)
 	entry.String("kind", e.kind.name)
 	entry.String("operation", e.req.operation.Str)
-	entry.String("groups", strings.Join(e.who.groups, ","))
+	entry.String("groups", e.groupList())
+}
+
+// groupList is the requester's groups joined by commas, made once per evaluation: every log line and
+// the rejection message carry it, and a requester may be in thousands of groups.
+func (e *evaluation) groupList() string {
+	if e.groups == nil {
+		joined := e.who.joinGroups()
+		e.groups = &joined
+	}
+	return *e.groups
 }
