@@ -175,8 +175,8 @@ type requester struct {
 // any 0xE2 byte is refused, which covers them), and valid UTF-8 (encoding/json replaces invalid bytes).
 func plainGroups(raw string) bool {
 	in := false
-	for i := 0; i < len(raw); i++ {
-		switch c := raw[i]; c {
+	for _, c := range []byte(raw) {
+		switch c {
 		case '"':
 			in = !in
 		case '\\', '<', '>', '&', 0xE2:

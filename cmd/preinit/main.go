@@ -39,7 +39,7 @@ func run(in, out string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", in, err)
 	}
-	if err := os.WriteFile(out, snapshot, 0o644); err != nil {
+	if err := os.WriteFile(out, snapshot, 0o644); err != nil { //nolint:gosec // a build artifact others read, as TinyGo writes it
 		return err
 	}
 	fmt.Printf("preinit: %s -> %s: %d bytes -> %d; memory %d pages, %d data segments (%d bytes), %d globals set\n",

@@ -105,7 +105,7 @@ func (m *module) encode() []byte {
 	out := append([]byte(nil), magic...)
 	for _, s := range m.sections {
 		out = append(out, s.id)
-		out = appendU32(out, uint32(len(s.body)))
+		out = appendLen(out, len(s.body))
 		out = append(out, s.body...)
 	}
 	return out
@@ -117,7 +117,7 @@ type reader struct {
 	err error
 }
 
-func (r *reader) fail(format string, args ...any) {
+func (r *reader) failf(format string, args ...any) {
 	if r.err == nil {
 		r.err = fmt.Errorf("at byte %d: "+format, append([]any{r.off}, args...)...)
 	}
@@ -125,7 +125,7 @@ func (r *reader) fail(format string, args ...any) {
 
 func (r *reader) byte() byte {
 	if r.err != nil || r.off >= len(r.b) {
-		r.fail("unexpected end")
+		r.failf("unexpected end")
 		return 0
 	}
 	r.off++
@@ -139,28 +139,28 @@ func (r *reader) u32() uint32 {
 		v |= uint64(c&0x7f) << shift
 		if c < 0x80 {
 			if v > math.MaxUint32 {
-				r.fail("u32 out of range")
+				r.failf("u32 out of range")
 			}
 			return uint32(v)
 		}
 	}
-	r.fail("u32 too long")
+	r.failf("u32 too long")
 	return 0
 }
 
 // skipSigned skips a signed LEB128 number of up to 64 bits.
 func (r *reader) skipSigned() {
-	for i := 0; i < 10; i++ {
+	for range 10 {
 		if r.byte() < 0x80 {
 			return
 		}
 	}
-	r.fail("integer too long")
+	r.failf("integer too long")
 }
 
 func (r *reader) n(n int) []byte {
 	if r.err != nil || n < 0 || n > len(r.b)-r.off {
-		r.fail("unexpected end")
+		r.failf("unexpected end")
 		return nil
 	}
 	r.off += n
@@ -189,7 +189,7 @@ func (r *reader) constExpr() []byte {
 			r.byte()
 		case 0x6a, 0x6b, 0x6c, 0x7c, 0x7d, 0x7e: // extended constants: i32/i64 add, sub, mul
 		default:
-			r.fail("opcode 0x%02x in a constant expression", op)
+			r.failf("opcode 0x%02x in a constant expression", op)
 		}
 	}
 	return nil
@@ -215,10 +215,22 @@ func appendS64(b []byte, v int64) []byte {
 }
 
 func appendName(b []byte, name string) []byte {
-	return append(appendU32(b, uint32(len(name))), name...)
+	return append(appendLen(b, len(name)), name...)
 }
 
-// constant encodes a global's value, as the instance holds it, as its initialiser.
+// appendLen appends a length or a count: every one in a module is far below 4 GiB, since the module
+// itself is read into memory, so a larger one is a bug here.
+func appendLen(b []byte, n int) []byte {
+	if n < 0 || n > math.MaxUint32 {
+		panic(fmt.Sprintf("preinit: length %d does not fit a WebAssembly u32", n))
+	}
+	return appendU32(b, uint32(n))
+}
+
+// constant encodes a global's value, as the instance holds it, as its initialiser. wazero hands every
+// value over as the 64 bits of a uint64: an i32 or f32 in the low 32, which the conversions keep.
+//
+//nolint:gosec // the conversions reinterpret bits on purpose (see above)
 func constant(valType byte, v uint64) ([]byte, error) {
 	switch valType {
 	case typeI32:

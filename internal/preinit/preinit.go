@@ -83,12 +83,12 @@ func Snapshot(ctx context.Context, wasm []byte) ([]byte, Report, error) {
 		return nil, Report{}, err
 	}
 
-	rep := Report{MemoryPages: uint32(len(memory) / 65536)}
+	rep := Report{MemoryPages: pages32(len(memory) / 65536)}
 	if err := setMemoryPages(m, rep.MemoryPages); err != nil {
 		return nil, Report{}, err
 	}
 	if len(globals) > 0 {
-		body := appendU32(nil, uint32(len(globals)))
+		body := appendLen(nil, len(globals))
 		for i, g := range globals {
 			init := g.init
 			if g.mutable {
@@ -105,12 +105,20 @@ func Snapshot(ctx context.Context, wasm []byte) ([]byte, Report, error) {
 	rep.Segments, rep.DataBytes = segments, dataBytes
 	m.set(secData, data)
 	if m.find(secDataCount) != nil {
-		m.set(secDataCount, appendU32(nil, uint32(segments)))
+		m.set(secDataCount, appendLen(nil, segments))
 	}
 	if err := emptyFunction(m, int(start.index)-importedFuncs); err != nil {
 		return nil, Report{}, err
 	}
 	return m.encode(), rep, nil
+}
+
+// pages32 converts a wasm32 memory's page count, at most 65,536.
+func pages32(pages int) uint32 {
+	if pages < 0 || pages > 65536 {
+		panic(fmt.Sprintf("preinit: %d pages in a 32-bit memory", pages))
+	}
+	return uint32(pages)
 }
 
 func boolByte(b bool) byte {
@@ -148,13 +156,13 @@ func checkImports(m *module) (funcs int, err error) {
 	return funcs, r.err
 }
 
-func readLimits(r *reader) (flags byte, min, max uint32) {
+func readLimits(r *reader) (flags byte, lo, hi uint32) {
 	flags = r.byte()
-	min = r.u32()
+	lo = r.u32()
 	if flags&1 != 0 {
-		max = r.u32()
+		hi = r.u32()
 	}
-	return flags, min, max
+	return flags, lo, hi
 }
 
 func readGlobals(m *module) ([]global, error) {
@@ -233,13 +241,13 @@ func checkMemoryAndData(m *module) error {
 func setMemoryPages(m *module, pages uint32) error {
 	r := &reader{b: m.find(secMemory).body}
 	r.u32()
-	flags, min, max := readLimits(r)
-	if pages < min || (flags&1 != 0 && pages > max) {
-		return fmt.Errorf("the memory has %d pages after _start, outside its limits [%d, %d]", pages, min, max)
+	flags, lo, hi := readLimits(r)
+	if pages < lo || (flags&1 != 0 && pages > hi) {
+		return fmt.Errorf("the memory has %d pages after _start, outside its limits [%d, %d]", pages, lo, hi)
 	}
 	body := appendU32([]byte{1, flags}, pages) // one memory
 	if flags&1 != 0 {
-		body = appendU32(body, max)
+		body = appendU32(body, hi)
 	}
 	m.set(secMemory, body)
 	return nil
@@ -264,12 +272,13 @@ func dataSection(memory []byte) (body []byte, segments, size int) {
 			}
 		}
 		out = append(out, 0, opI32Const) // active, memory 0, at i32.const start
-		out = append(appendS64(out, int64(int32(uint32(start)))), opEnd)
-		out = append(appendU32(out, uint32(end-start)), memory[start:end]...)
+		// i32.const takes the offset's 32 bits as a signed number; start < len(memory) <= 4 GiB.
+		out = append(appendS64(out, int64(int32(uint32(start)))), opEnd) //nolint:gosec // see above
+		out = append(appendLen(out, end-start), memory[start:end]...)
 		segments++
 		size += end - start
 	}
-	return append(appendU32(nil, uint32(segments)), out...), segments, size
+	return append(appendLen(nil, segments), out...), segments, size
 }
 
 // emptyFunction replaces the body of the module's function index (imports excluded) with one that
@@ -284,13 +293,13 @@ func emptyFunction(m *module, index int) error {
 	if index >= n {
 		return fmt.Errorf("_start is function %d of %d", index, n)
 	}
-	body := appendU32(nil, uint32(n))
+	body := appendLen(nil, n)
 	for i := 0; i < n && r.err == nil; i++ {
 		code := r.bytes()
 		if i == index {
 			code = []byte{0, opEnd} // no locals; end
 		}
-		body = append(appendU32(body, uint32(len(code))), code...)
+		body = append(appendLen(body, len(code)), code...)
 	}
 	if r.err != nil {
 		return fmt.Errorf("code section: %w", r.err)
@@ -312,9 +321,9 @@ func run(ctx context.Context, m *module, globals []global) (memory []byte, value
 	}
 	for i := range globals {
 		exports = append(appendName(exports, exportPrefix+strconv.Itoa(i)), kindGlobal)
-		exports = appendU32(exports, uint32(i))
+		exports = appendLen(exports, i)
 	}
-	probe.set(secExport, append(appendU32(nil, count+uint32(len(globals))), exports...))
+	probe.set(secExport, append(appendLen(nil, int(count)+len(globals)), exports...))
 
 	rt := wazero.NewRuntime(ctx)
 	defer rt.Close(ctx)
