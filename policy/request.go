@@ -221,22 +221,24 @@ func (u *requester) eachGroup(fn func(group string) bool) {
 	}
 }
 
+// groupSlice copies the groups out of the payload (copies, not views: see requester.groups), for an
+// array that is not plain.
+func (u *requester) groupSlice() []string {
+	var groups []string
+	u.eachGroup(func(g string) bool {
+		groups = append(groups, strings.Clone(g))
+		return true
+	})
+	return groups
+}
+
 // joinGroups is the groups separated by commas, as upstream YuniKorn prints them.
 func (u *requester) joinGroups() string {
 	if u.plain {
 		raw := u.groups.Raw
 		return strings.ReplaceAll(raw[1:len(raw)-1], `"`, "") // every quote delimits a group
 	}
-	var b strings.Builder
-	b.Grow(len(u.groups.Raw))
-	u.eachGroup(func(g string) bool {
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(g)
-		return true
-	})
-	return b.String()
+	return strings.Join(u.groupSlice(), ",")
 }
 
 // readRequester checks the userInfo the decision needs: a non-empty username and a list of string groups.

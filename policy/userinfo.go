@@ -29,34 +29,19 @@ func (u UserInfo) Encode() string {
 	return string(w.Buffer.BuildBytes())
 }
 
-// stampValue is UserInfo{User: u.username, Groups: u's groups}.Encode(), written straight from the
-// payload's groups array (requester.groups) without building the []string.
+// stampValue is UserInfo{User: u.username, Groups: u's groups}.Encode(). A plain groups array
+// (requester.plain) is already that encoding and is copied as it is, without building the []string.
 func stampValue(u *requester) string {
+	if !u.plain {
+		return UserInfo{User: u.username, Groups: u.groupSlice()}.Encode()
+	}
 	w := jwriter.Writer{}
 	w.Buffer.EnsureSpace(len(u.username) + len(u.groups.Raw) + 24)
 	w.RawString(`{"user":`)
 	w.String(u.username)
-	if u.plain {
-		if u.groups.Raw != "[]" { // an empty list is left out
-			w.RawString(`,"groups":`)
-			w.RawString(u.groups.Raw)
-		}
-		w.RawByte('}')
-		return string(w.Buffer.BuildBytes())
-	}
-	n := 0
-	u.eachGroup(func(g string) bool {
-		if n == 0 {
-			w.RawString(`,"groups":[`)
-		} else {
-			w.RawByte(',')
-		}
-		w.String(g)
-		n++
-		return true
-	})
-	if n > 0 {
-		w.RawByte(']')
+	if u.groups.Raw != "[]" { // an empty list is left out, as UserInfo's omitempty does
+		w.RawString(`,"groups":`)
+		w.RawString(u.groups.Raw)
 	}
 	w.RawByte('}')
 	return string(w.Buffer.BuildBytes())
