@@ -97,12 +97,14 @@ bare_pod_refused() {
 }
 
 @test "faults: the webhook killed mid-rollout: creations fail visibly, nothing is admitted unstamped, the rollout resumes after a restart" {
-  local ns=f-kill n1 n2
+  # 1,000 replicas: the kill must land mid-rollout, and a fast webhook lets the controller create a few
+  # hundred pods between two polls of wait_until (200 were all created once before the kill).
+  local ns=f-kill n1 n2 replicas=1000
   new_namespace "$ns"
-  deployment alice "$ns" web 200
+  deployment alice "$ns" web "$replicas"
   wait_until 60 "30 pods" pods_reach "$ns" 30
   kill_webhook
-  echo "kwhost killed (SIGKILL) with $(pod_total "$ns") of 200 pods created"
+  echo "kwhost killed (SIGKILL) with $(pod_total "$ns") of $replicas pods created"
   bare_pod_refused bob "$ns" bob-while-down 'failed calling webhook'
   sleep 2
   n1=$(pod_total "$ns")
@@ -118,9 +120,9 @@ bare_pod_refused() {
 
   start_kwhost "$(cat "$RUN/kwhost.settings")"
   echo "kwhost restarted"
-  wait_until 120 "all 200 pods after the restart" pods_reach "$ns" 200
+  wait_until 120 "all $replicas pods after the restart" pods_reach "$ns" "$replicas"
   echo "pods after the restart: $(pod_total "$ns")"
-  [ "$(pod_total "$ns")" -eq 200 ]
+  [ "$(pod_total "$ns")" -eq "$replicas" ]
   audit_pods
 }
 
