@@ -19,14 +19,14 @@ func (e *evaluation) customMaps(object gjson.Result, field string) (targets, gua
 	}
 	c := e.kind.custom
 	root := docRoot(object.Raw)
-	w := walker{doc: object.Raw, field: field, kind: e.kind.name, entry: AnnotationKey,
+	w := walker{doc: object.Raw, index: e.req.index, field: field, kind: e.kind.name, entry: AnnotationKey,
 		refs: make([]mapRef, 0, 2*len(c.annotations))}
 	for i := range c.annotations {
 		if problem = w.walk(root, &c.annotations[i]); problem != "" {
 			return nil, nil, problem
 		}
 	}
-	g := walker{doc: object.Raw, field: field, kind: e.kind.name}
+	g := walker{doc: object.Raw, index: e.req.index, field: field, kind: e.kind.name}
 	for i := range c.guards {
 		if problem = g.walk(root, &c.guards[i]); problem != "" {
 			return nil, nil, problem
@@ -167,7 +167,7 @@ type customChange struct {
 
 func (e *evaluation) customChange(targets int) *customChange {
 	stamp := e.stamp()
-	c := &customChange{e: e, edits: edits{doc: e.req.object.Raw}, stamp: stamp, stampJSON: jsonString(stamp)}
+	c := &customChange{e: e, edits: edits{doc: e.req.object.Raw, index: e.req.index}, stamp: stamp, stampJSON: jsonString(stamp)}
 	c.edits.sets = make([]setOp, 0, targets)
 	return c
 }
@@ -249,13 +249,13 @@ func (e *evaluation) guard(maps, oldMaps []mapRef) (decision, bool) {
 		}
 		var refused bool
 		var entry string
-		g.m.ForEach(func(key, value gjson.Result) bool {
+		e.req.index.forEach(g.m, func(key, value gjson.Result) bool {
 			if !strings.Contains(key.Str, AnnotationKey) &&
 				(value.Type != gjson.String || !strings.Contains(value.Str, AnnotationKey)) {
 				return true
 			}
 			if before.Exists() {
-				if _, was, dup := member(before, key.Str); !dup && sameValue(was, value) {
+				if _, was, dup := e.req.index.member(before, key.Str); !dup && sameValue(was, value) {
 					return true // unchanged: it was there before the policy, or set by a trusted requester
 				}
 			}

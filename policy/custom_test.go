@@ -340,7 +340,7 @@ func TestCustomEdits_OneSpanPerObject(t *testing.T) {
 		t.Fatalf("%v: %s", err, out.String())
 	}
 	for i := range w.refs {
-		single := setRef(doc, &w.refs[i], `"v"`).String()
+		single := setRef(nil, doc, &w.refs[i], `"v"`).String()
 		if err := json.Unmarshal([]byte(single), &got); err != nil {
 			t.Fatalf("%v: %s", err, single)
 		}

@@ -197,7 +197,7 @@ func FuzzStamp(f *testing.F) {
 		if json.Unmarshal([]byte(object), &original) != nil || !gjson.Valid(object) {
 			return // the policy refuses payloads that are not valid JSON before it gets here
 		}
-		tgt, problem := findTarget(gjson.Parse(object), "request.object", podKind, "")
+		tgt, problem := findTarget(indexJSON(object), gjson.Parse(object), "request.object", podKind, "")
 		if problem != "" {
 			return
 		}
@@ -308,7 +308,7 @@ func FuzzCustomKind(f *testing.F) {
 				t.Fatalf("the splice changed more than the annotations (-before +after):\n%s", diff)
 			}
 		}
-		w := walker{doc: result, field: "request.object", kind: "K", entry: AnnotationKey}
+		w := walker{doc: result, index: indexJSON(result), field: "request.object", kind: "K", entry: AnnotationKey}
 		for i := range kind.annotations {
 			if problem := w.walk(docRoot(result), &kind.annotations[i]); problem != "" {
 				t.Fatalf("accepted, but the result is bad input: %s\n%s", problem, result)
@@ -400,7 +400,7 @@ func FuzzCustomKindUpdate(f *testing.F) {
 	kind, _ := settings.customKind("x.io", "K")
 	maps := func(t *testing.T, doc string) map[string]gjson.Result {
 		t.Helper()
-		w := walker{doc: doc, field: "request.object", kind: "K", entry: AnnotationKey}
+		w := walker{doc: doc, index: indexJSON(doc), field: "request.object", kind: "K", entry: AnnotationKey}
 		out := map[string]gjson.Result{}
 		for i := range kind.annotations {
 			if problem := w.walk(docRoot(doc), &kind.annotations[i]); problem != "" {

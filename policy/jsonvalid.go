@@ -1,31 +1,43 @@
 package policy
 
 // validJSON reports whether s is exactly one JSON value (surrounded by optional whitespace), with the same
-// answer as encoding/json.Valid (a fuzz test compares them). It is iterative, keeping the open containers
-// in a slice: gjson.Valid recurses once per nesting level, and ~1,300 levels exhaust the 64 KiB stack of
-// the wasm guest, a trap the host turns into an HTTP 500 (docs/rules.md "Bad input": never). It is also the one
-// full pass over the payload that every request pays, so it is written for speed.
-func validJSON(s string) bool {
-	var open []byte // '{' or '[' for every container entered
+// answer as encoding/json.Valid (a fuzz test compares them).
+func validJSON(s string) bool { return indexJSON(s) != nil }
+
+// indexJSON is indexJSONFrom for the containers of indexedSize bytes or more.
+func indexJSON(s string) *jsonIndex { return indexJSONFrom(s, indexedSize) }
+
+// indexJSONFrom checks that s is exactly one JSON value, as validJSON, and returns the index of its
+// containers of minSize bytes or more (nil when s is not valid). It is iterative, keeping the open
+// containers in a slice: gjson.Valid recurses once per nesting level, and ~1,300 levels exhaust the 64 KiB
+// stack of the wasm guest, a trap the host turns into an HTTP 500 (docs/rules.md "Bad input": never). It
+// is also the one full pass over the payload that every request pays, so it is written for speed.
+func indexJSONFrom(s string, minSize int) *jsonIndex {
+	x := &jsonIndex{doc: s, minSize: minSize}
+	var open []int // the numbers of the containers entered
 	i := 0
 	for {
 		var entered, ok bool
-		if i, open, entered, ok = scanValueStart(s, i, open); !ok {
-			return false
+		if i, open, entered, ok = x.scanValueStart(i, open); !ok {
+			return nil
 		}
 		if entered {
 			continue // a value is expected inside the new container
 		}
 		var done bool
-		if i, open, done, ok = scanValueEnd(s, i, open); !ok || done {
-			return ok
+		if i, open, done, ok = x.scanValueEnd(i, open); !ok || done {
+			if !ok {
+				return nil
+			}
+			return x
 		}
 	}
 }
 
 // scanValueStart reads the value expected at i: a scalar or an empty container (entered false, i after
 // it), or the opening of a non-empty one (entered true, i at its first value).
-func scanValueStart(s string, i int, open []byte) (next int, _ []byte, entered, ok bool) {
+func (x *jsonIndex) scanValueStart(i int, open []int) (next int, _ []int, entered, ok bool) {
+	s := x.doc
 	i = skipSpace(s, i)
 	if i >= len(s) {
 		return i, open, false, false
@@ -36,14 +48,20 @@ func scanValueStart(s string, i int, open []byte) (next int, _ []byte, entered, 
 		if c == '[' {
 			closing = ']'
 		}
+		start := i
 		if i = skipSpace(s, i+1); i < len(s) && s[i] == closing {
+			if i+1-start >= x.minSize {
+				x.containers = append(x.containers, container{start: start, end: i + 1, next: len(x.containers) + 1})
+			}
 			return i + 1, open, false, true
 		}
+		open = append(open, len(x.containers))
+		x.containers = append(x.containers, container{start: start})
 		if c == '{' {
 			i, ok = scanKey(s, i)
-			return i, append(open, c), true, ok
+			return i, open, true, ok
 		}
-		return i, append(open, c), true, true
+		return i, open, true, true
 	case c == '"':
 		i, ok = scanString(s, i)
 	case c == 't':
@@ -60,7 +78,8 @@ func scanValueStart(s string, i int, open []byte) (next int, _ []byte, entered, 
 
 // scanValueEnd closes containers after a value until a comma asks for the next value (done false), or
 // the document ends (done true; ok when nothing but whitespace follows).
-func scanValueEnd(s string, i int, open []byte) (next int, _ []byte, done, ok bool) {
+func (x *jsonIndex) scanValueEnd(i int, open []int) (next int, _ []int, done, ok bool) {
+	s := x.doc
 	for {
 		i = skipSpace(s, i)
 		if len(open) == 0 {
@@ -69,14 +88,19 @@ func scanValueEnd(s string, i int, open []byte) (next int, _ []byte, done, ok bo
 		if i >= len(s) {
 			return i, open, true, false
 		}
-		top := open[len(open)-1]
-		switch {
-		case s[i] == ',' && top == '{':
+		top := &x.containers[open[len(open)-1]]
+		switch kind := s[top.start]; {
+		case s[i] == ',' && kind == '{':
 			i, ok = scanKey(s, skipSpace(s, i+1))
 			return i, open, !ok, ok
 		case s[i] == ',':
 			return i + 1, open, false, true
-		case top == '{' && s[i] == '}', top == '[' && s[i] == ']':
+		case kind == '{' && s[i] == '}', kind == '[' && s[i] == ']':
+			if n := open[len(open)-1]; i+1-top.start < x.minSize && n == len(x.containers)-1 {
+				x.containers = x.containers[:n] // small: read again rather than looked up
+			} else {
+				top.end, top.next = i+1, len(x.containers)
+			}
 			open = open[:len(open)-1]
 			i++
 		default:

@@ -180,9 +180,10 @@ type mapRef struct {
 // walker walks paths over one object and collects the maps they name, each once, in document order.
 type walker struct {
 	doc   string
-	field string // "request.object", for messages
-	kind  string // for the message of a missing required segment
-	entry string // the key looked up in every map found ("" for guard maps)
+	index *jsonIndex // of the payload doc is part of, or nil
+	field string     // "request.object", for messages
+	kind  string     // for the message of a missing required segment
+	entry string     // the key looked up in every map found ("" for guard maps)
 	refs  []mapRef
 	// The concrete path so far: for a path with wildcards, pieces joined by "" (".", "name", "[3]",
 	// "[\"Worker\"]"); for a plain one (every built-in kind), the first depth segments of path, so that the
@@ -241,7 +242,7 @@ func (w *walker) pop(seg bool, n int) {
 // step looks up segment i of p in cur, an object that exists.
 func (w *walker) step(cur gjson.Result, p *annotationPath, i int, anchor gjson.Result) string {
 	seg := p.segments[i]
-	v, dup := child(cur, seg.name)
+	v, dup := w.index.child(cur, seg.name)
 	if dup {
 		return duplicateKey(w.at(), seg.name)
 	}
@@ -324,7 +325,7 @@ func (w *walker) each(v gjson.Result, p *annotationPath, i int) string {
 	switch {
 	case seg.wild == everyElement && v.IsArray():
 		n := 0
-		v.ForEach(func(_, elem gjson.Result) bool {
+		w.index.forEach(v, func(_, elem gjson.Result) bool {
 			w.push(false, "[", strconv.Itoa(n), "]")
 			n++
 			problem = next(elem)
@@ -333,7 +334,7 @@ func (w *walker) each(v gjson.Result, p *annotationPath, i int) string {
 		})
 	case seg.wild == everyMember && v.IsObject():
 		var seen map[string]bool
-		v.ForEach(func(key, elem gjson.Result) bool {
+		w.index.forEach(v, func(key, elem gjson.Result) bool {
 			if seen[key.Str] {
 				problem = duplicateKey(w.at(), key.Str)
 				return false
@@ -367,7 +368,7 @@ func (w *walker) found(p *annotationPath, anchor, parent, holder gjson.Result, r
 		ref.holder = m
 		if w.entry != "" {
 			var dup bool
-			if ref.value, dup = child(m, w.entry); dup {
+			if ref.value, dup = w.index.child(m, w.entry); dup {
 				return duplicateKey(w.at(), w.entry)
 			}
 			if ref.value.Exists() && ref.value.Type != gjson.String {

@@ -25,7 +25,8 @@ type request struct {
 	object    gjson.Result
 	oldObject gjson.Result
 	settings  gjson.Result
-	present   bool // the payload has a "request" member
+	index     *jsonIndex // of the payload: every Result here is a view of it
+	present   bool       // the payload has a "request" member
 	// duplicate names the first member the decision reads that occurs twice ("request.kind.kind"): JSON
 	// decoders disagree on which copy wins (encoding/json takes the last, gjson the first), so no copy
 	// may be trusted. payloadDuplicate is one of the payload's own members (request, settings);
@@ -34,12 +35,12 @@ type request struct {
 	seen                                            int // the request's members met so far (seenOperation, ...)
 }
 
-// readRequest walks the payload once at the top level and once inside "request". The payload must already
-// be known to be valid JSON (gjson iteration stops silently on malformed input).
-func readRequest(payload string) request {
-	var r request
+// readRequest walks the payload, which x indexes (so it is valid JSON), once at the top level and once
+// inside "request".
+func readRequest(x *jsonIndex) request {
+	r := request{index: x}
 	var seenRequest, seenSettings bool
-	gjson.Parse(payload).ForEach(func(key, value gjson.Result) bool {
+	x.forEach(gjson.Parse(x.doc), func(key, value gjson.Result) bool {
 		switch key.Str {
 		case "request":
 			if seenRequest {
@@ -75,7 +76,7 @@ const (
 )
 
 func (r *request) readAdmissionRequest(req gjson.Result) {
-	req.ForEach(func(key, value gjson.Result) bool {
+	r.index.forEach(req, func(key, value gjson.Result) bool {
 		switch key.Str {
 		case "operation":
 			if r.first(seenOperation, "operation") {
@@ -123,8 +124,8 @@ func (r *request) first(bit int, name string) bool {
 }
 
 func (r *request) readKind(kind gjson.Result) (group, name string) {
-	g, groupDup := child(kind, "group")
-	k, kindDup := child(kind, "kind")
+	g, groupDup := r.index.child(kind, "group")
+	k, kindDup := r.index.child(kind, "kind")
 	switch {
 	case r.duplicate != "":
 	case groupDup:
@@ -136,8 +137,8 @@ func (r *request) readKind(kind gjson.Result) (group, name string) {
 }
 
 func (r *request) readUserInfo(userInfo gjson.Result) (username, groups gjson.Result) {
-	username, usernameDup := child(userInfo, "username")
-	groups, groupsDup := child(userInfo, "groups")
+	username, usernameDup := r.index.child(userInfo, "username")
+	groups, groupsDup := r.index.child(userInfo, "groups")
 	switch {
 	case r.duplicate != "":
 	case usernameDup:

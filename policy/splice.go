@@ -20,23 +20,6 @@ func docRoot(text string) gjson.Result {
 	return gjson.Result{Type: gjson.JSON, Raw: text}
 }
 
-// member finds key in obj, comparing keys after unescaping (`user\u002einfo` is `user.info`). It reports
-// whether the key occurs more than once: such a document is refused, since readers disagree on which
-// occurrence counts (encoding/json takes the last, gjson the first).
-func member(obj gjson.Result, key string) (keyResult, value gjson.Result, duplicate bool) {
-	obj.ForEach(func(k, v gjson.Result) bool {
-		if k.Str == key {
-			if value.Exists() {
-				duplicate = true
-				return false
-			}
-			keyResult, value = k, v
-		}
-		return true
-	})
-	return keyResult, value, duplicate
-}
-
 // isMissing reports a member that is absent or JSON null: both mean "create it" (docs/rules.md "Words": stamp).
 func isMissing(v gjson.Result) bool { return !v.Exists() || v.Type == gjson.Null }
 
@@ -64,19 +47,19 @@ func needsEscape(s string) bool {
 
 // setMember returns doc with obj[key] set to the JSON text made of valueParts: the existing value's bytes
 // are replaced, or the member is inserted first in the object. Nothing else in doc changes.
-func setMember(doc string, obj gjson.Result, key string, valueParts []string) edit {
-	_, old, _ := member(obj, key)
-	return putMember(doc, obj, key, old, valueParts)
+func setMember(x *jsonIndex, doc string, obj gjson.Result, key string, valueParts []string) edit {
+	_, old, _ := x.member(obj, key)
+	return putMember(x, doc, obj, key, old, valueParts)
 }
 
 // putMember is setMember for a caller that already holds obj[key] (old, absent when there is none).
-func putMember(doc string, obj gjson.Result, key string, old gjson.Result, valueParts []string) edit {
+func putMember(x *jsonIndex, doc string, obj gjson.Result, key string, old gjson.Result, valueParts []string) edit {
 	if old.Exists() {
 		return edit{doc: doc, span: span{start: old.Index, end: old.Index + len(old.Raw), parts: valueParts}}
 	}
 	open := obj.Index + 1 // just after '{'
 	parts := append([]string{jsonString(key), ":"}, valueParts...)
-	if hasMembers(obj) {
+	if x.hasMembers(obj) {
 		parts = append(parts, ",")
 	}
 	return edit{doc: doc, span: span{start: open, end: open, parts: parts}}
@@ -85,9 +68,9 @@ func putMember(doc string, obj gjson.Result, key string, old gjson.Result, value
 // setPath sets the nested member path (the last element is the key, the rest are objects) below obj to
 // valueJSON, creating the objects that are missing or null. The caller has checked that present ones are
 // objects.
-func setPath(doc string, obj gjson.Result, path []string, valueJSON string) edit {
+func setPath(x *jsonIndex, doc string, obj gjson.Result, path []string, valueJSON string) edit {
 	for i, key := range path[:len(path)-1] {
-		_, next, _ := member(obj, key)
+		_, next, _ := x.member(obj, key)
 		if isMissing(next) {
 			// {"b":{"c":value}} for the rest of the path [b c].
 			parts := make([]string, 0, 3*len(path))
@@ -95,16 +78,16 @@ func setPath(doc string, obj gjson.Result, path []string, valueJSON string) edit
 				parts = append(parts, "{", jsonString(k), ":")
 			}
 			parts = append(parts, valueJSON, strings.Repeat("}", len(path)-i-1))
-			return setMember(doc, obj, key, parts)
+			return setMember(x, doc, obj, key, parts)
 		}
 		obj = next
 	}
-	return setMember(doc, obj, path[len(path)-1], []string{valueJSON})
+	return setMember(x, doc, obj, path[len(path)-1], []string{valueJSON})
 }
 
 // removeMember returns doc without obj[key] and one separating comma.
-func removeMember(doc string, obj gjson.Result, key string) edit {
-	k, v, _ := member(obj, key)
+func removeMember(x *jsonIndex, doc string, obj gjson.Result, key string) edit {
+	k, v, _ := x.member(obj, key)
 	if !v.Exists() {
 		return edit{doc: doc}
 	}
@@ -115,15 +98,6 @@ func removeMember(doc string, obj gjson.Result, key string) edit {
 		start = before - 1
 	}
 	return edit{doc: doc, span: span{start: start, end: end}}
-}
-
-func hasMembers(obj gjson.Result) bool {
-	has := false
-	obj.ForEach(func(_, _ gjson.Result) bool {
-		has = true
-		return false
-	})
-	return has
 }
 
 // edit is a document with doc[start:end] replaced by parts, and with each of more (after it, in order, not
@@ -208,6 +182,7 @@ func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\
 // inserted into the same object; those are merged into one span.
 type edits struct {
 	doc   string
+	index *jsonIndex // of the document doc is part of, or nil
 	sets  []setOp
 	more  []span   // removals
 	names []string // backing store of the sets' names (one allocation for most requests)
@@ -239,7 +214,7 @@ func (e *edits) set(ref *mapRef, valueJSON string) {
 
 // remove deletes the annotation from the map ref names (which holds it).
 func (e *edits) remove(ref *mapRef) {
-	e.more = append(e.more, removeMember(e.doc, ref.m, AnnotationKey).span)
+	e.more = append(e.more, removeMember(e.index, e.doc, ref.m, AnnotationKey).span)
 }
 
 // below is the names of the set below the object's member: for an insertion every name, for a replaced
@@ -363,7 +338,7 @@ func (e *edits) result() (edit, string) {
 			spans = append(spans, span{start: g.old.Index, end: g.old.Index + len(g.old.Raw), parts: parts})
 			continue
 		}
-		if hasMembers(g.obj) {
+		if e.index.hasMembers(g.obj) {
 			parts = append(parts, ",")
 		}
 		spans = append(spans, span{start: g.obj.Index + 1, end: g.obj.Index + 1, parts: parts})

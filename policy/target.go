@@ -13,6 +13,7 @@ import (
 type target struct {
 	mapRef              // the annotations map (m) and the annotation (value), as the kind's path names them
 	doc    string       // the object's JSON text; every Result indexes into it
+	index  *jsonIndex   // of the payload doc is part of, or nil
 	labels gjson.Result // absent or null when missing, or when legacy handling is off
 	label  gjson.Result // the legacy label's value; absent when not set
 }
@@ -20,12 +21,12 @@ type target struct {
 // findTarget walks object (raw JSON text of request.object or request.oldObject, named by field) along the
 // kind's path to the target metadata and checks every type on the way. A problem is a bad-input message
 // for a 400.
-func findTarget(object gjson.Result, field string, w workload, legacyLabel string) (target, string) {
-	t := target{doc: object.Raw}
+func findTarget(x *jsonIndex, object gjson.Result, field string, w workload, legacyLabel string) (target, string) {
+	t := target{doc: object.Raw, index: x}
 	if !object.IsObject() {
 		return t, field + " is missing or not an object"
 	}
-	wk := walker{doc: object.Raw, field: field, kind: w.name, entry: AnnotationKey}
+	wk := walker{doc: object.Raw, index: x, field: field, kind: w.name, entry: AnnotationKey}
 	if problem := wk.walk(docRoot(object.Raw), &w.path); problem != "" {
 		return t, problem
 	}
@@ -37,14 +38,8 @@ func findTarget(object gjson.Result, field string, w workload, legacyLabel strin
 		return strings.Join(append([]string{field, w.where()}, keys...), ".")
 	}
 	var problem string
-	t.labels, t.label, problem = stringEntry(t.parent, "labels", legacyLabel, md)
+	t.labels, t.label, problem = stringEntry(x, t.parent, "labels", legacyLabel, md)
 	return t, problem
-}
-
-// child returns obj[key] and whether the key occurs more than once.
-func child(obj gjson.Result, key string) (gjson.Result, bool) {
-	_, v, dup := member(obj, key)
-	return v, dup
 }
 
 func duplicateKey(path, key string) string {
@@ -53,8 +48,8 @@ func duplicateKey(path, key string) string {
 
 // stringEntry reads metadata[mapName][key] from a string map (annotations or labels) that may be missing
 // or null; md names metadata's path for messages.
-func stringEntry(metadata gjson.Result, mapName, key string, md func(...string) string) (m, v gjson.Result, problem string) {
-	m, dup := child(metadata, mapName)
+func stringEntry(x *jsonIndex, metadata gjson.Result, mapName, key string, md func(...string) string) (m, v gjson.Result, problem string) {
+	m, dup := x.child(metadata, mapName)
 	switch {
 	case dup:
 		return m, v, duplicateKey(md(), mapName)
@@ -63,7 +58,7 @@ func stringEntry(metadata gjson.Result, mapName, key string, md func(...string) 
 	case !m.IsObject():
 		return m, v, md(mapName) + " must be an object of strings"
 	}
-	if v, dup = child(m, key); dup {
+	if v, dup = x.child(m, key); dup {
 		return m, v, duplicateKey(md(mapName), key)
 	}
 	if v.Exists() && v.Type != gjson.String {
@@ -86,21 +81,21 @@ func sameEntry(a, b gjson.Result) bool {
 // missing or null. It edits the innermost map findTarget found, with the entry findTarget found there, so
 // nothing is looked up again.
 func (t target) stamp(value string) edit {
-	return setRef(t.doc, &t.mapRef, jsonString(value))
+	return setRef(t.index, t.doc, &t.mapRef, jsonString(value))
 }
 
 // setRef returns doc with the annotation in the map ref names set to valueJSON, creating the map (and the
 // objects above it that are missing, below the deepest one that is there).
-func setRef(doc string, ref *mapRef, valueJSON string) edit {
+func setRef(x *jsonIndex, doc string, ref *mapRef, valueJSON string) edit {
 	if len(ref.rest) == 0 {
-		return putMember(doc, ref.m, AnnotationKey, ref.value, []string{valueJSON})
+		return putMember(x, doc, ref.m, AnnotationKey, ref.value, []string{valueJSON})
 	}
 	parts := make([]string, 0, 3*len(ref.rest)+3)
 	for _, s := range ref.rest[1:] {
 		parts = append(parts, "{", jsonString(s.name), ":")
 	}
 	parts = append(parts, "{", quotedAnnotationKey, ":", valueJSON, strings.Repeat("}", len(ref.rest)))
-	return putMember(doc, ref.holder, ref.rest[0].name, ref.old, parts)
+	return putMember(x, doc, ref.holder, ref.rest[0].name, ref.old, parts)
 }
 
 var quotedAnnotationKey = jsonString(AnnotationKey)

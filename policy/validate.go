@@ -24,10 +24,11 @@ func ValidateSettings(payload []byte) []byte {
 func evaluate(payload []byte, logger *onelog.Logger) decision {
 	// The payload is only read and outlives the evaluation, so a string view of it is safe.
 	text := unsafe.String(unsafe.SliceData(payload), len(payload))
-	if !validJSON(text) {
+	index := indexJSON(text)
+	if index == nil {
 		return badInput("the validate payload is not valid JSON")
 	}
-	r := readRequest(text)
+	r := readRequest(index)
 	if r.payloadDuplicate != "" {
 		return badInput(duplicateMember("the validate payload's " + r.payloadDuplicate))
 	}
@@ -52,7 +53,7 @@ func evaluate(payload []byte, logger *onelog.Logger) decision {
 		return evaluateCustom(&r, logger)
 	}
 	if kind.rules == BindingRules {
-		return bindingDecision(r.object, logger) // needs neither the requester nor the settings
+		return bindingDecision(index, r.object, logger) // needs neither the requester nor the settings
 	}
 	who, problem := readRequester(&r)
 	if problem != "" {
@@ -106,8 +107,8 @@ func evaluateCustom(r *request, logger *onelog.Logger) decision {
 // still unscheduled, with no Pod admission of its own, so a Binding that carries the annotation would
 // change an existing pod's annotation: refused whoever sends it, as rule 5 exempts nobody. Every other
 // Binding (the schedulers' own carry no annotations) is accepted unchanged.
-func bindingDecision(object gjson.Result, logger *onelog.Logger) decision {
-	set, problem := bindingSetsAnnotation(object)
+func bindingDecision(x *jsonIndex, object gjson.Result, logger *onelog.Logger) decision {
+	set, problem := bindingSetsAnnotation(x, object)
 	switch {
 	case problem != "":
 		return badInput(problem)
@@ -127,12 +128,12 @@ const BindingRefusal = "a Binding cannot set the " + AnnotationKey + " annotatio
 
 // bindingSetsAnnotation reports whether a Binding's metadata.annotations holds the annotation key, with
 // any value; keys are compared after unescaping (a key that occurs twice is held too).
-func bindingSetsAnnotation(object gjson.Result) (bool, string) {
+func bindingSetsAnnotation(x *jsonIndex, object gjson.Result) (bool, string) {
 	const field = "request.object"
 	if !object.IsObject() {
 		return false, field + " is missing or not an object"
 	}
-	metadata, dup := child(docRoot(object.Raw), "metadata")
+	metadata, dup := x.child(docRoot(object.Raw), "metadata")
 	switch {
 	case dup:
 		return false, duplicateKey(field, "metadata")
@@ -141,7 +142,7 @@ func bindingSetsAnnotation(object gjson.Result) (bool, string) {
 	case !metadata.IsObject():
 		return false, field + ".metadata must be an object"
 	}
-	annotations, dup := child(metadata, "annotations")
+	annotations, dup := x.child(metadata, "annotations")
 	switch {
 	case dup:
 		return false, duplicateKey(field+".metadata", "annotations")
@@ -150,7 +151,7 @@ func bindingSetsAnnotation(object gjson.Result) (bool, string) {
 	case !annotations.IsObject():
 		return false, field + ".metadata.annotations must be an object of strings"
 	}
-	_, value, dup := member(annotations, AnnotationKey)
+	_, value, dup := x.member(annotations, AnnotationKey)
 	return value.Exists() || dup, ""
 }
 
@@ -165,7 +166,7 @@ type evaluation struct {
 
 // create applies docs/rules.md rules 1-4.
 func (e *evaluation) create() decision {
-	t, problem := findTarget(e.req.object, "request.object", e.kind, e.settings.LegacyUserLabel)
+	t, problem := findTarget(e.req.index, e.req.object, "request.object", e.kind, e.settings.LegacyUserLabel)
 	if problem != "" {
 		return badInput(problem)
 	}
@@ -278,21 +279,21 @@ func (e *evaluation) updateWorkload() decision {
 	var restored edit
 	if annotationChanged {
 		if oldT.value.Exists() {
-			restored = setRef(t.doc, &t.mapRef, oldT.value.Raw)
+			restored = setRef(t.index, t.doc, &t.mapRef, oldT.value.Raw)
 		} else {
-			restored = removeMember(t.doc, t.m, AnnotationKey)
+			restored = removeMember(t.index, t.doc, t.m, AnnotationKey)
 		}
 		if labelChanged { // a second edit: find the target again in the first edit's result
-			if t, problem = findTarget(docRoot(restored.String()), "request.object", e.kind, e.settings.LegacyUserLabel); problem != "" {
+			if t, problem = findTarget(nil, docRoot(restored.String()), "request.object", e.kind, e.settings.LegacyUserLabel); problem != "" {
 				return badInput(problem)
 			}
 		}
 	}
 	if labelChanged {
 		if oldT.label.Exists() {
-			restored = setPath(t.doc, t.anchor, []string{"metadata", "labels", e.settings.LegacyUserLabel}, oldT.label.Raw)
+			restored = setPath(t.index, t.doc, t.anchor, []string{"metadata", "labels", e.settings.LegacyUserLabel}, oldT.label.Raw)
 		} else {
-			restored = removeMember(t.doc, t.labels, e.settings.LegacyUserLabel)
+			restored = removeMember(t.index, t.doc, t.labels, e.settings.LegacyUserLabel)
 		}
 	}
 	return decision{accepted: true, mutated: restored, warnings: []string{restoredWarning(whatName, e.kind.where())}}
@@ -300,13 +301,13 @@ func (e *evaluation) updateWorkload() decision {
 
 // targets finds the target metadata in the new and the old object of an UPDATE.
 func (e *evaluation) targets() (newT, oldT target, problem string) {
-	if newT, problem = findTarget(e.req.object, "request.object", e.kind, e.settings.LegacyUserLabel); problem != "" {
+	if newT, problem = findTarget(e.req.index, e.req.object, "request.object", e.kind, e.settings.LegacyUserLabel); problem != "" {
 		return newT, oldT, problem
 	}
 	if !e.req.oldObject.Exists() || e.req.oldObject.Type == gjson.Null {
 		return newT, oldT, "request.oldObject is missing: an UPDATE needs the old object to compare with"
 	}
-	oldT, problem = findTarget(e.req.oldObject, "request.oldObject", e.kind, e.settings.LegacyUserLabel)
+	oldT, problem = findTarget(e.req.index, e.req.oldObject, "request.oldObject", e.kind, e.settings.LegacyUserLabel)
 	return newT, oldT, problem
 }
 

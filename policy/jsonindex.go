@@ -1,0 +1,208 @@
+package policy
+
+import (
+	"unsafe"
+
+	"github.com/tidwall/gjson"
+)
+
+// jsonIndex records where every container (object or array) of one valid JSON document ends. The
+// validating pass (indexJSON) writes it as it goes, so reading the members of an object afterwards never
+// rescans a value it steps over: gjson's ForEach squashes every member value to find where it ends, and
+// reaching request.object.metadata that way read a Pod's spec three times more (make bench: a 100 KB Pod
+// spent most of its time there; see README "Performance").
+//
+// Lookups go by address: a gjson.Result found by walking the indexed document holds a view of it, so
+// where its Raw starts in the document is known whatever its Index says (a walk that starts again at an
+// object's root resets Index to 0). A value that is not a view of the document (a document built by a
+// splice, settings validated on their own) is read by gjson, as is everything when the index is nil.
+type jsonIndex struct {
+	doc        string
+	containers []container // the containers of minSize bytes or more, in document order
+	minSize    int
+}
+
+// indexedSize is the size from which a container is recorded: a smaller one costs less to read again
+// than to record.
+const indexedSize = 128
+
+// container is one object or array of the indexed document.
+type container struct {
+	start int // offset of its '{' or '['
+	end   int // offset just after the matching '}' or ']'
+	next  int // the number of the first container after its end (its next sibling, or an ancestor's)
+}
+
+// at returns the offset of raw in the indexed document, or -1 when raw is not a view of it.
+func (x *jsonIndex) at(raw string) int {
+	if x == nil || raw == "" || x.doc == "" {
+		return -1
+	}
+	doc, p := uintptr(unsafe.Pointer(unsafe.StringData(x.doc))), uintptr(unsafe.Pointer(unsafe.StringData(raw)))
+	if len(raw) > len(x.doc) || p < doc || p-doc > uintptr(len(x.doc)-len(raw)) {
+		return -1
+	}
+	return int(p - doc)
+}
+
+// following returns the number of the first recorded container that starts at offset at or after it.
+func (x *jsonIndex) following(at int) int {
+	lo, hi := 0, len(x.containers)
+	for lo < hi {
+		m := lo + (hi-lo)/2
+		if x.containers[m].start < at {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// forEach calls fn with every member (key, value) of the object v, or every element (key.Num = its
+// position) of the array v, as gjson's v.ForEach does for valid JSON, until fn returns false. Results
+// carry the same Raw, Str, Type and Index as gjson's.
+func (x *jsonIndex) forEach(v gjson.Result, fn func(key, value gjson.Result) bool) {
+	base := x.at(v.Raw)
+	if base < 0 || v.Type != gjson.JSON {
+		v.ForEach(fn)
+		return
+	}
+	s := x.doc
+	open := skipSpace(s, base)
+	closing := base + len(v.Raw) - 1 // v.Raw is one container, maybe followed by whitespace
+	for closing > open && s[closing] != '}' && s[closing] != ']' {
+		closing--
+	}
+	c := x.following(open + 1) // the number of the next recorded container to meet
+	var key, value gjson.Result
+	object := s[open] == '{'
+	if object {
+		key.Type = gjson.String
+	} else {
+		key.Type, key.Num = gjson.Number, -1
+	}
+	for i := skipSpace(s, open+1); i < closing; {
+		if object {
+			end, escaped := stringEnd(s, i)
+			key.Raw, key.Index = s[i:end], i-base+v.Index
+			key.Str = stringValue(key.Raw, escaped)
+			i = skipSpace(s, skipSpace(s, end)+1) // past the colon
+		} else {
+			key.Num++
+		}
+		var end int
+		switch s[i] {
+		case '{', '[':
+			if c < len(x.containers) && x.containers[c].start == i {
+				end, c = x.containers[c].end, x.containers[c].next
+			} else {
+				end = containerEnd(s, i) // a small one
+			}
+			value = gjson.Result{Type: gjson.JSON, Raw: s[i:end]}
+		case '"':
+			var escaped bool
+			end, escaped = stringEnd(s, i)
+			value = gjson.Result{Type: gjson.String, Raw: s[i:end]}
+			value.Str = stringValue(value.Raw, escaped)
+		default:
+			end = scalarEnd(s, i)
+			value = gjson.Parse(s[i:end])
+		}
+		value.Index = i - base + v.Index
+		if !fn(key, value) {
+			return
+		}
+		if i = skipSpace(s, end); i < closing { // a comma
+			i = skipSpace(s, i+1)
+		}
+	}
+}
+
+// stringEnd returns the offset after the JSON string starting with the quote at i, and whether the
+// string holds an escape.
+func stringEnd(s string, i int) (end int, escaped bool) {
+	for i++; i < len(s); i++ {
+		switch s[i] {
+		case '"':
+			return i + 1, escaped
+		case '\\':
+			escaped = true
+			i++
+		}
+	}
+	return len(s), escaped
+}
+
+// containerEnd returns the offset after the object or array starting at i, by reading it.
+func containerEnd(s string, i int) int {
+	depth := 0
+	for ; i < len(s); i++ {
+		switch s[i] {
+		case '"':
+			i, _ = stringEnd(s, i)
+			i--
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		}
+	}
+	return len(s)
+}
+
+// stringValue is the text of the JSON string raw, unescaped by gjson as its own iteration does.
+func stringValue(raw string, escaped bool) string {
+	if !escaped {
+		return raw[1 : len(raw)-1]
+	}
+	return gjson.Parse(raw).Str
+}
+
+// scalarEnd returns the offset after the number or literal starting at i.
+func scalarEnd(s string, i int) int {
+	for i < len(s) {
+		switch s[i] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return i
+		}
+		i++
+	}
+	return i
+}
+
+// member finds key in obj, comparing keys after unescaping (`user\u002einfo` is `user.info`). It reports
+// whether the key occurs more than once: such a document is refused, since readers disagree on which
+// occurrence counts (encoding/json takes the last, gjson the first).
+func (x *jsonIndex) member(obj gjson.Result, key string) (keyResult, value gjson.Result, duplicate bool) {
+	x.forEach(obj, func(k, v gjson.Result) bool {
+		if k.Str == key {
+			if value.Exists() {
+				duplicate = true
+				return false
+			}
+			keyResult, value = k, v
+		}
+		return true
+	})
+	return keyResult, value, duplicate
+}
+
+// child returns obj[key] and whether the key occurs more than once.
+func (x *jsonIndex) child(obj gjson.Result, key string) (gjson.Result, bool) {
+	_, v, dup := x.member(obj, key)
+	return v, dup
+}
+
+// hasMembers reports whether the object obj has a member.
+func (x *jsonIndex) hasMembers(obj gjson.Result) bool {
+	has := false
+	x.forEach(obj, func(_, _ gjson.Result) bool {
+		has = true
+		return false
+	})
+	return has
+}

@@ -1,0 +1,127 @@
+package policy
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+)
+
+// jsonIndexCases are valid documents with what the member iterator must get right: escapes in keys and
+// strings, numbers and literals, empty and nested containers, whitespace everywhere, keys twice.
+var jsonIndexCases = []string{
+	`{}`, `[]`, ` { } `, `{"a":1}`, `[1,"b",true,false,null,-1.5e+3,{},[]]`,
+	`{"a":{"b":[1,{"c":null}]},"d":"x","e":[[],[{}]],"f":{"g":{}}}`,
+	" {\n\t\"a\" :\r [ 1 , { \"b\" : \"c\" } ] ,\n \"d\" : { } , \"e\" : [ ] } \n",
+	`{"user\u002einfo":"v","k":"a\"b\\c\u00e9\ud800","\"":{"\\":[]}}`,
+	`{"a":1,"a":{"x":[1]},"a":"3"}`, `[[[[[[[]]]]]]]`, `{"a":"}","b":"]","c":"{[","d":["}"]}`,
+}
+
+// TestJSONIndex_ForEachAgreesWithGJSON reads every container of every case, and of every request in
+// testdata, with the index and with gjson's ForEach, from views whose Index is the offset in the
+// document and from views restarted at 0: the keys and values must be the same.
+func TestJSONIndex_ForEachAgreesWithGJSON(t *testing.T) {
+	docs := append([]string(nil), jsonIndexCases...)
+	files, err := filepath.Glob(filepath.Join("..", "testdata", "requests", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no request fixtures: %v", err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, string(data))
+	}
+	for _, doc := range docs {
+		checkIndexAgrees(t, doc)
+	}
+}
+
+// checkIndexAgrees checks the index of doc as the policy makes it, and with every container recorded.
+func checkIndexAgrees(t *testing.T, doc string) {
+	t.Helper()
+	for _, minSize := range []int{indexedSize, 1} {
+		checkIndexFromAgrees(t, doc, minSize)
+	}
+}
+
+func checkIndexFromAgrees(t *testing.T, doc string, minSize int) {
+	t.Helper()
+	x := indexJSONFrom(doc, minSize)
+	if x == nil {
+		t.Fatalf("valid JSON refused: %s", doc)
+	}
+	for i, c := range x.containers {
+		if got := containerEnd(doc, c.start); got != c.end || c.end-c.start < minSize {
+			t.Fatalf("container %d at %d ends at %d, reading it says %d: %s", i, c.start, c.end, got, doc)
+		}
+		if c.next != x.following(c.end) {
+			t.Fatalf("container %d at %d: next %d, want %d", i, c.start, c.next, x.following(c.end))
+		}
+	}
+	// Every container, as gjson finds it (Index: its offset) and restarted at 0 (as findTarget does), and
+	// the root as gjson.Parse gives it (leading whitespace skipped, trailing kept).
+	var check func(v gjson.Result)
+	check = func(v gjson.Result) {
+		for _, view := range []gjson.Result{v, docRoot(v.Raw)} {
+			if got, want := members(x.forEach, view), members(gjson.Result.ForEach, view); got != want {
+				t.Fatalf("container at %d of %s:\nindex: %s\ngjson: %s", v.Index, doc, got, want)
+			}
+		}
+		v.ForEach(func(_, value gjson.Result) bool {
+			if value.Type == gjson.JSON {
+				check(value)
+			}
+			return true
+		})
+	}
+	check(gjson.Parse(doc))
+}
+
+// members prints what an iteration reports, every field the policy reads.
+func members(each func(gjson.Result, func(k, v gjson.Result) bool), v gjson.Result) string {
+	var b strings.Builder
+	each(v, func(k, v gjson.Result) bool {
+		for _, r := range []gjson.Result{k, v} {
+			fmt.Fprintf(&b, "%v %q %q %v @%d; ", r.Type, r.Raw, r.Str, r.Num, r.Index)
+		}
+		b.WriteString("\n")
+		return true
+	})
+	return b.String()
+}
+
+// TestJSONIndex_ViewsOutsideTheDocumentAreReadByGJSON: a value that is not a view of the indexed
+// document (another document, a copy) is read by gjson, and a nil index reads everything with gjson.
+func TestJSONIndex_ViewsOutsideTheDocumentAreReadByGJSON(t *testing.T) {
+	doc := `{"a":{"b":1,"b":2}}`
+	x := indexJSON(doc)
+	other := strings.Clone(doc)
+	for name, x := range map[string]*jsonIndex{"other document": x, "nil index": nil} {
+		if _, dup := x.child(gjson.Parse(other).Get("a"), "b"); !dup {
+			t.Errorf("%s: the duplicate key was not seen", name)
+		}
+		if v, _ := x.child(gjson.Parse(other), "a"); v.Raw != `{"b":1,"b":2}` {
+			t.Errorf("%s: a = %q", name, v.Raw)
+		}
+	}
+	if x.at(doc[5:]) != 5 || x.at(other) != -1 || x.at("") != -1 {
+		t.Errorf("at: %d %d %d", x.at(doc[5:]), x.at(other), x.at(""))
+	}
+}
+
+func FuzzJSONIndex(f *testing.F) {
+	for _, s := range append(jsonIndexCases, validJSONCases...) {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if indexJSON(s) == nil {
+			return // validJSON's own fuzz test checks which documents are refused
+		}
+		checkIndexAgrees(t, s)
+	})
+}
