@@ -93,17 +93,24 @@ build/floor.wasm build/typed.wasm: build/%.wasm: bench/%/main.go go.mod go.sum M
 	@mkdir -p build
 	$$(cat $(TOOLS)/tinygo.path) build -o $@ $(TINYGO_FLAGS) ./bench/$*
 
+# YuniKorn's own admission handler (yunikorn-k8shim v1.4.0), built natively for the benchmarks to measure
+# on the same requests in the same run: bench/yunikorn is a module of its own, as k8shim brings Kubernetes'.
+YUNIKORN_NATIVE := $(BUILD)/yunikorn-native
+
+$(YUNIKORN_NATIVE): bench/yunikorn/main.go bench/yunikorn/go.mod bench/yunikorn/go.sum
+	cd bench/yunikorn && go build -o $@ .
+
 .PHONY: bench
-bench: policy.wasm build/floor.wasm build/typed.wasm ## benchmark policy.wasm (fresh instance per evaluation) against the floor, and policy/ natively
-	go run ./cmd/wasmbench -policy policy.wasm -floor build/floor.wasm -typed build/typed.wasm -n $(BENCH_N)
+bench: policy.wasm build/floor.wasm build/typed.wasm $(YUNIKORN_NATIVE) ## benchmark policy.wasm (fresh instance per evaluation) against the floor and YuniKorn's own handler, and policy/ natively
+	go run ./cmd/wasmbench -policy policy.wasm -floor build/floor.wasm -typed build/typed.wasm -native $(YUNIKORN_NATIVE) -n $(BENCH_N)
 	go test -run '^$$' -bench . -benchmem ./policy
 
 BENCH_N ?= 2000
 
 .PHONY: bench-wasmtime
-bench-wasmtime: policy.wasm build/floor.wasm build/typed.wasm ## the same benchmark on wasmtime, policy-server's engine (bench/wasmtime: a ~200 MB cgo module, not part of make test)
+bench-wasmtime: policy.wasm build/floor.wasm build/typed.wasm $(YUNIKORN_NATIVE) ## the same benchmark on wasmtime, policy-server's engine (bench/wasmtime: a ~200 MB cgo module, not part of make test)
 	cd bench/wasmtime && go build -o $(BUILD)/wasmtime-bench .
-	$(BUILD)/wasmtime-bench -policy policy.wasm -floor build/floor.wasm -typed build/typed.wasm -n $(BENCH_N)
+	$(BUILD)/wasmtime-bench -policy policy.wasm -floor build/floor.wasm -typed build/typed.wasm -native $(YUNIKORN_NATIVE) -n $(BENCH_N)
 
 .PHONY: annotated-policy.wasm
 annotated-policy.wasm: policy.wasm ## annotate policy.wasm with metadata.yml for release (needs kwctl)

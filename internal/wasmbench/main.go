@@ -17,6 +17,7 @@ func Main(engine Engine, args []string, stderr io.Writer) int {
 	fs.StringVar(&o.Requests, "requests", "testdata/requests", "the fixtures directory")
 	fs.IntVar(&o.N, "n", 1000, "evaluations per scenario and module")
 	fs.IntVar(&o.Reuse, "reuse", 10000, "evaluations in one reused instance (memory growth check)")
+	fs.StringVar(&o.Native, "native", "", "bench/yunikorn's binary: YuniKorn's own admission handler, measured natively on the same requests (empty: left out)")
 	fs.StringVar(&o.Only, "only", "", "run only the scenarios whose name contains this (skips the targets summary)")
 	startup := fs.Bool("startup", false, "only measure instantiate + _start + wapc_init of the modules given as arguments")
 	if err := fs.Parse(args); err != nil {

@@ -30,6 +30,9 @@ const manyRegexes = `{"bypassAuth":true,` +
 type scenario struct {
 	name    string
 	payload []byte
+	// request is the payload's AdmissionRequest, for YuniKorn's own handler (Options.Native); nil when
+	// YuniKorn has no equivalent (settings it does not have, kinds it does not know).
+	request []byte
 }
 
 type module struct {
@@ -54,6 +57,9 @@ type Options struct {
 	Only                 string // run only the scenarios whose name contains this
 	N                    int    // evaluations per scenario and module
 	Reuse                int    // evaluations in one reused instance (memory growth check)
+	// Native is bench/yunikorn's binary: YuniKorn's own admission handler, measured natively on the same
+	// request bytes in the same run ("" leaves it out).
+	Native string
 }
 
 // Engine compiles modules; each evaluation then gets an instance of its own.
@@ -94,7 +100,7 @@ func Run(engine Engine, opts Options) error {
 			_ = m.host.Close(ctx)
 		}
 	}()
-	floorM, policyM, typedM := modules[0], modules[1], modules[2]
+	policyM := modules[1]
 
 	scenarios, err := buildScenarios(requests)
 	if err != nil {
@@ -120,26 +126,11 @@ func Run(engine Engine, opts Options) error {
 	fmt.Printf("%-22s %8s | %8s %8s %8s %10s | %8s %8s %8s %8s %9s | %8s %8s\n", "", "", "min", "p50", "p99", "evals/s",
 		"min", "p50", "p99", "x floor", "memory", "p50", "x policy")
 	results := map[string]result{}
+	native := map[string]nativeResult{}
 	for _, sc := range scenarios {
-		f, err := measure(ctx, floorM, sc, n)
-		if err != nil {
+		if err := measureScenario(ctx, modules, sc, opts, results, native); err != nil {
 			return err
 		}
-		p, err := measure(ctx, policyM, sc, n)
-		if err != nil {
-			return err
-		}
-		t, err := measure(ctx, typedM, sc, max(n/10, 20))
-		if err != nil {
-			return err
-		}
-		results[sc.name] = p
-		results["floor:"+sc.name] = f
-		results["typed:"+sc.name] = t
-		fmt.Printf("%-22s %6.0fKB | %8s %8s %8s %10.0f | %8s %8s %8s %8.2f %7.2fMB | %8s %8.1f\n", sc.name, float64(len(sc.payload))/1024,
-			us(f.min), us(f.p50), us(f.p99), 1/f.mean.Seconds(),
-			us(p.min), us(p.p50), us(p.p99), ratio(p.p50, f.p50), float64(p.memory)/(1<<20),
-			us(t.p50), ratio(t.p50, p.p50))
 	}
 
 	fmt.Printf("\nphases, p50 (instantiate + _start + wapc_init | validate call | close):\n")
@@ -148,6 +139,8 @@ func Run(engine Engine, opts Options) error {
 		fmt.Printf("  %-22s floor %8s %8s %8s   policy %8s %8s %8s\n", sc.name,
 			us(f.startup), us(f.call), us(f.close), us(p.startup), us(p.call), us(p.close))
 	}
+
+	worstNative, worstNativeName := printNative(scenarios, results, native)
 
 	if only != "" {
 		return nil
@@ -201,6 +194,41 @@ func Run(engine Engine, opts Options) error {
 	check(last == half, "reused instance memory flat over %d evaluations (no growth in the second half: %.2f -> %.2f MB)", reuse, mb(half), mb(last))
 	check(r2 >= 0.98, "cost grows linearly with the object (R² = %.4f, %.2f µs/KB)", r2, slope)
 	check(worstGroups <= 3, "a requester in 20,000 groups costs <= 3x a Pod of the same size (worst %.2fx)", worstGroups)
+	if len(native) > 0 {
+		check(worstNative < 1, "faster than YuniKorn's native admission handler on every compared scenario, fresh instance included (worst p50 %.2fx, %s)",
+			worstNative, worstNativeName)
+	}
+	return nil
+}
+
+// measureScenario measures one scenario on the floor, the policy and the typed module and, with
+// opts.Native, YuniKorn's handler right after them; it records the results and prints the scenario's row.
+func measureScenario(ctx context.Context, modules []*module, sc scenario, opts Options, results map[string]result, native map[string]nativeResult) error {
+	floorM, policyM, typedM := modules[0], modules[1], modules[2]
+	f, err := measure(ctx, floorM, sc, opts.N)
+	if err != nil {
+		return err
+	}
+	p, err := measure(ctx, policyM, sc, opts.N)
+	if err != nil {
+		return err
+	}
+	t, err := measure(ctx, typedM, sc, max(opts.N/10, 20))
+	if err != nil {
+		return err
+	}
+	results[sc.name] = p
+	results["floor:"+sc.name] = f
+	results["typed:"+sc.name] = t
+	if opts.Native != "" && sc.request != nil {
+		if native[sc.name], err = runNative(ctx, opts.Native, sc, opts.N); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("%-22s %6.0fKB | %8s %8s %8s %10.0f | %8s %8s %8s %8.2f %7.2fMB | %8s %8.1f\n", sc.name, float64(len(sc.payload))/1024,
+		us(f.min), us(f.p50), us(f.p99), 1/f.mean.Seconds(),
+		us(p.min), us(p.p50), us(p.p99), ratio(p.p50, f.p50), float64(p.memory)/(1<<20),
+		us(t.p50), ratio(t.p50, p.p50))
 	return nil
 }
 
@@ -360,19 +388,28 @@ func buildScenarios(dir string) ([]scenario, error) {
 		return nil, err
 	}
 	var out []scenario
-	for _, s := range []struct{ name, fixture, settings string }{
-		{"pod-4k-stamp", "pod-create-alice", `{}`},
-		{"pod-trusted-keep", "pod-create-replicaset-controller", `{}`},
-		{"deployment-create", "deployment-create-alice", `{}`},
-		{"pod-update", "pod-update-label-change", `{}`},
-		{"many-regexes", "pod-create-bob-forged", manyRegexes},
-		{"sparkapp-create", "sparkapplication-create-alice", sparkCompact.String()},
+	for _, s := range []struct {
+		name, fixture, settings string
+		yunikorn                bool // YuniKorn's handler does the same work with its defaults
+	}{
+		{"pod-4k-stamp", "pod-create-alice", `{}`, true},
+		{"pod-trusted-keep", "pod-create-replicaset-controller", `{}`, true},
+		{"deployment-create", "deployment-create-alice", `{}`, true},
+		{"pod-update", "pod-update-label-change", `{}`, true},
+		// YuniKorn's bypassAuth switches every check off, so its regexes never run.
+		{"many-regexes", "pod-create-bob-forged", manyRegexes, false},
+		// YuniKorn lets kinds it does not know through untouched.
+		{"sparkapp-create", "sparkapplication-create-alice", sparkCompact.String(), false},
 	} {
 		req, err := read(s.fixture)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, scenario{s.name, wrap(req, s.settings)})
+		sc := scenario{name: s.name, payload: wrap(req, s.settings)}
+		if s.yunikorn {
+			sc.request = req
+		}
+		out = append(out, sc)
 	}
 	pod, err := read("pod-create-alice")
 	if err != nil {
@@ -386,7 +423,7 @@ func buildScenarios(dir string) ([]scenario, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, scenario{s.name, wrap(big, `{}`)})
+		out = append(out, scenario{s.name, wrap(big, `{}`), big})
 	}
 	// Linear in the requester: a user in N groups of 35 characters, beside a Pod padded to the same size.
 	for _, groups := range groupCounts {
@@ -399,8 +436,8 @@ func buildScenarios(dir string) ([]scenario, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, scenario{fmt.Sprintf("groups-%d", groups), payload},
-			scenario{fmt.Sprintf("bytes-as-groups-%d", groups), wrap(same, `{}`)})
+		out = append(out, scenario{fmt.Sprintf("groups-%d", groups), payload, req},
+			scenario{fmt.Sprintf("bytes-as-groups-%d", groups), wrap(same, `{}`), same})
 	}
 	return out, nil
 }
