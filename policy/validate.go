@@ -82,6 +82,7 @@ func evaluate(payload []byte, logger *onelog.Logger) decision {
 // evaluateCustom decides on a kind outside the table: a kind declared in customWorkloads (rules 11-13), or
 // anything else, accepted unchanged. Settings are read only when they declare kinds, and then only the
 // request's kind is parsed.
+//
 //go:noinline
 func evaluateCustom(r *request, logger *onelog.Logger) decision {
 	if tableKind(r.group, r.kind) != nil || !hasCustomWorkloads(r.settings) {
@@ -113,6 +114,7 @@ func evaluateCustom(r *request, logger *onelog.Logger) decision {
 // still unscheduled, with no Pod admission of its own, so a Binding that carries the annotation would
 // change an existing pod's annotation: refused whoever sends it, as rule 5 exempts nobody. Every other
 // Binding (the schedulers' own carry no annotations) is accepted unchanged.
+//
 //go:noinline
 func bindingDecision(x *jsonIndex, object gjson.Result, logger *onelog.Logger) decision {
 	set, problem := bindingSetsAnnotation(x, object)
@@ -172,6 +174,7 @@ type evaluation struct {
 }
 
 // create applies docs/rules.md rules 1-4.
+//
 //go:noinline
 func (e *evaluation) create() decision {
 	t, problem := findTarget(e.req.index, e.req.object, "request.object", e.kind, e.settings.LegacyUserLabel)
@@ -234,6 +237,7 @@ func (e *evaluation) create() decision {
 }
 
 // updatePod applies docs/rules.md rule 5: nobody may change the annotation of an existing pod.
+//
 //go:noinline
 func (e *evaluation) updatePod() decision {
 	newT, oldT, problem := e.targets()
@@ -254,6 +258,7 @@ func (e *evaluation) updatePod() decision {
 }
 
 // updateWorkload applies docs/rules.md rules 6-9 to the pod template of a workload.
+//
 //go:noinline
 func (e *evaluation) updateWorkload() decision {
 	newT, oldT, problem := e.targets()
