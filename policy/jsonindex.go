@@ -70,6 +70,10 @@ func (x *jsonIndex) forEach(v gjson.Result, fn func(key, value gjson.Result) boo
 	}
 	s := x.doc
 	open := skipSpace(s, base)
+	if open >= len(s) || s[open] != '{' && s[open] != '[' {
+		v.ForEach(fn) // not a container, whatever its Type says
+		return
+	}
 	closing := base + len(v.Raw) - 1 // v.Raw is one container, maybe followed by whitespace
 	for closing > open && s[closing] != '}' && s[closing] != ']' {
 		closing--

@@ -18,6 +18,7 @@ var jsonIndexCases = []string{
 	" {\n\t\"a\" :\r [ 1 , { \"b\" : \"c\" } ] ,\n \"d\" : { } , \"e\" : [ ] } \n",
 	`{"user\u002einfo":"v","k":"a\"b\\c\u00e9\ud800","\"":{"\\":[]}}`,
 	`{"a":1,"a":{"x":[1]},"a":"3"}`, `[[[[[[[]]]]]]]`, `{"a":"}","b":"]","c":"{[","d":["}"]}`,
+	`"0}0"`, ` "x" `, `5`, // not containers: a view that says JSON is read by gjson (the fuzzer found "0}0")
 }
 
 // TestJSONIndex_ForEachAgreesWithGJSON reads every container of every case, and of every request in

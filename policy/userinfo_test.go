@@ -2,6 +2,7 @@ package policy
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -88,6 +89,45 @@ func TestReadRequester_GroupsMustBeStrings(t *testing.T) {
 		r.username, r.groups = r.userInfo.Get("username"), r.userInfo.Get("groups")
 		if _, problem := readRequester(&r); problem != "request.userInfo.groups must be a list of strings" {
 			t.Errorf("groups %s: problem %q", groups, problem)
+		}
+	}
+}
+
+// TestLogGroups_ALongListIsCutWithACount: a log line carries the groups joined by commas, up to about
+// 1 KiB, and then how many were left out; the plain and the element-by-element paths agree.
+func TestLogGroups_ALongListIsCutWithACount(t *testing.T) {
+	many := make([]string, 1000)
+	for i := range many {
+		many[i] = fmt.Sprintf(`"cn=team-%d,ou=groups"`, 100000+i)
+	}
+	for _, tc := range []struct {
+		name, groups, want string
+	}{
+		{"none", `[]`, ``},
+		{"few", `["devops","system:authenticated"]`, `devops,system:authenticated`},
+		{"few, not plain", `[ "devops", "abc" ]`, `devops,abc`},
+		{"many", `[` + strings.Join(many, ",") + `]`, ""},
+		{"many, not plain", `[` + strings.Join(many, ", ") + `]`, ""},
+	} {
+		r := request{userInfo: gjson.Parse(`{"username":"alice","groups":` + tc.groups + `}`)}
+		r.username, r.groups = r.userInfo.Get("username"), r.userInfo.Get("groups")
+		who, problem := readRequester(&r)
+		if problem != "" {
+			t.Fatalf("%s: %s", tc.name, problem)
+		}
+		got := who.logGroups()
+		if tc.want != "" || tc.groups == `[]` {
+			if got != tc.want {
+				t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+			}
+			continue
+		}
+		shown, rest, ok := strings.Cut(got, " ... and ")
+		if !ok || len(shown) > logGroupsSize || len(shown) < logGroupsSize-30 || !strings.HasPrefix(got, "cn=team-100000,ou=groups,cn=team-100001,") {
+			t.Fatalf("%s: %q", tc.name, got)
+		}
+		if n := strings.Count(shown, ",ou=groups"); rest != fmt.Sprintf("%d more", 1000-n) {
+			t.Errorf("%s: %d groups shown, then %q", tc.name, n, rest)
 		}
 	}
 }

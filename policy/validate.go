@@ -171,6 +171,7 @@ type evaluation struct {
 	kind     workload
 	log      *onelog.Logger
 	groups   *string // groupList, once made
+	logged   *string // loggedGroups, once made
 }
 
 // create applies docs/rules.md rules 1-4.
@@ -356,6 +357,9 @@ func (e *evaluation) trusted() bool {
 		return true
 	}
 	trusted := false
+	if e.settings.ExternalGroups.Len() == 0 {
+		return false // no need to read every group
+	}
 	e.who.eachGroup(func(g string) bool {
 		trusted = e.settings.ExternalGroups.MatchString(g)
 		return !trusted
@@ -380,11 +384,21 @@ func (e *evaluation) fields(entry onelog.Entry) {
 	entry.String("user", e.who.username)
 	entry.String("kind", e.kind.name)
 	entry.String("operation", e.req.operation.Str)
-	entry.String("groups", e.groupList())
+	entry.String("groups", e.loggedGroups())
 }
 
-// groupList is the requester's groups joined by commas, made once per evaluation: every log line and
-// the rejection message carry it, and a requester may be in thousands of groups.
+// loggedGroups is the requester's groups as log lines carry them (requester.logGroups), made once per
+// evaluation.
+func (e *evaluation) loggedGroups() string {
+	if e.logged == nil {
+		groups := e.who.logGroups()
+		e.logged = &groups
+	}
+	return *e.logged
+}
+
+// groupList is the requester's groups joined by commas, made once per evaluation: a rejection message
+// carries it, and a requester may be in thousands of groups.
 func (e *evaluation) groupList() string {
 	if e.groups == nil {
 		joined := e.who.joinGroups()
