@@ -167,7 +167,7 @@ type customChange struct {
 
 func (e *evaluation) customChange(targets int) *customChange {
 	stamp := e.stamp()
-	c := &customChange{e: e, edits: edits{doc: e.req.object.Raw, index: e.req.index}, stamp: stamp, stampJSON: jsonString(stamp)}
+	c := &customChange{e: e, edits: edits{doc: e.req.object.Raw, index: e.req.index}, stamp: stamp, stampJSON: e.stampJSON()}
 	c.edits.sets = make([]setOp, 0, targets)
 	return c
 }

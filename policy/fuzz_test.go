@@ -202,7 +202,7 @@ func FuzzStamp(f *testing.F) {
 			return
 		}
 		value := UserInfo{User: user}.Encode()
-		stamped := tgt.stamp(value).String()
+		stamped := tgt.stamp(jsonString(value)).String()
 		var got map[string]any
 		if err := json.Unmarshal([]byte(stamped), &got); err != nil {
 			t.Fatalf("the splice broke the JSON: %v\n%s", err, stamped)

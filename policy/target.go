@@ -77,11 +77,11 @@ func sameEntry(a, b gjson.Result) bool {
 	return a.Raw == b.Raw || !strings.ContainsRune(a.Str, utf8.RuneError)
 }
 
-// stamp returns the object with the annotation set to value, creating metadata and annotations when
-// missing or null. It edits the innermost map findTarget found, with the entry findTarget found there, so
-// nothing is looked up again.
-func (t target) stamp(value string) edit {
-	return setRef(t.index, t.doc, &t.mapRef, jsonString(value))
+// stamp returns the object with the annotation set to valueJSON (the value as a JSON string), creating
+// metadata and annotations when missing or null. It edits the innermost map findTarget found, with the
+// entry findTarget found there, so nothing is looked up again.
+func (t target) stamp(valueJSON string) edit {
+	return setRef(t.index, t.doc, &t.mapRef, valueJSON)
 }
 
 // setRef returns doc with the annotation in the map ref names set to valueJSON, creating the map (and the

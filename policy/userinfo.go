@@ -2,6 +2,7 @@ package policy
 
 import (
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/mailru/easyjson/jwriter"
@@ -45,6 +46,42 @@ func stampValue(u *requester) string {
 	}
 	w.RawByte('}')
 	return string(w.Buffer.BuildBytes())
+}
+
+// stampJSON is jsonString(stampValue(u)): the annotation value as the JSON string spliced into the
+// object. For a plain groups array it is written in one allocation of its final size, escaping the
+// array's text as it is copied (each of its quotes delimits a group and becomes \", and nothing else in
+// it needs escaping): for a user in 20,000 groups the stamp is ~750 KB, and building it, copying it and
+// escaping it into a growing buffer made ~4 MB of garbage per request.
+func stampJSON(u *requester) string {
+	if !u.plain {
+		return jsonString(stampValue(u))
+	}
+	user := jsonString(jsonString(u.username)) // the user's JSON string, as a JSON string
+	user = user[1 : len(user)-1]
+	raw := u.groups.Raw
+	if raw == "[]" {
+		raw = "" // an empty list is left out, as UserInfo's omitempty does
+	}
+	var b strings.Builder
+	b.Grow(len(`"{\"user\":`) + len(user) + len(`,\"groups\":`) + len(raw) + strings.Count(raw, `"`) + len(`}"`))
+	b.WriteString(`"{\"user\":`)
+	b.WriteString(user)
+	if raw != "" {
+		b.WriteString(`,\"groups\":`)
+		for {
+			i := strings.IndexByte(raw, '"')
+			if i < 0 {
+				b.WriteString(raw)
+				break
+			}
+			b.WriteString(raw[:i])
+			b.WriteString(`\"`)
+			raw = raw[i+1:]
+		}
+	}
+	b.WriteString(`}"`)
+	return b.String()
 }
 
 // CheckSuppliedValue applies the strict validator of docs/rules.md "Value format" to a value supplied by a trusted requester and

@@ -56,6 +56,7 @@ func TestUserInfo_StampFromThePayloadIsByteIdenticalToYuniKorn(t *testing.T) {
 		{`html <script>&"quotes"\back`, `["line\u2028sep\u2029para"]`, []string{"line\u2028sep\u2029para"}, false},
 		{"tab", `["tab\tnew\nline\r\u0000\u001f","\u007f del and \u00a0 nbsp"]`, []string{"tab\tnew\nline\r\x00\x1f", "\u007f del and \u00a0 nbsp"}, false},
 		{"bad-utf8", "[\"bad utf8 \xff\xfe\"]", []string{"bad utf8 \xff\xfe"}, false}, // raw bytes, as in --payload raw
+		{"é \"q\" <b>\u2028", `["a","b"]`, []string{"a", "b"}, true},                  // a user name with everything to escape
 	} {
 		userInfo := `{"username":` + jsonString(tc.user)
 		if tc.groups != "" {
@@ -76,6 +77,10 @@ func TestUserInfo_StampFromThePayloadIsByteIdenticalToYuniKorn(t *testing.T) {
 		}
 		if got := stampValue(&who); got != string(want) {
 			t.Errorf("stamp for %s\n got %s\nwant %s", userInfo, got, want)
+		}
+		// As a JSON string, as it is spliced into the object: encoding/json of the value.
+		if quoted, err := json.Marshal(string(want)); err != nil || stampJSON(&who) != string(quoted) {
+			t.Errorf("stamp as a JSON string for %s\n got %s\nwant %s (%v)", userInfo, stampJSON(&who), quoted, err)
 		}
 		if got, want := who.joinGroups(), strings.Join(tc.want, ","); got != want {
 			t.Errorf("groups of %s joined: got %q, want %q", userInfo, got, want)

@@ -216,7 +216,7 @@ func (e *evaluation) create() decision {
 			return reject(e.describeRequester() + " is not allowed to set the " + AnnotationKey +
 				" annotation: remove it and the policy records the requester's identity itself")
 		}
-		d := decision{accepted: true, mutated: t.stamp(stamp)}
+		d := decision{accepted: true, mutated: t.stamp(e.stampJSON())}
 		d.warnings = append(d.warnings, replacedWarning(e.kind.where()))
 		return d
 	}
@@ -234,7 +234,7 @@ func (e *evaluation) create() decision {
 
 	// Rule 3: stamp the requester.
 	e.debug("stamped the requester (rule 3)")
-	return decision{accepted: true, mutated: t.stamp(e.stamp())}
+	return decision{accepted: true, mutated: t.stamp(e.stampJSON())}
 }
 
 // updatePod applies docs/rules.md rule 5: nobody may change the annotation of an existing pod.
@@ -336,6 +336,11 @@ func (e *evaluation) labelGuarded(old target) bool {
 // stamp is the requester's identity as the annotation value.
 func (e *evaluation) stamp() string {
 	return stampValue(&e.who)
+}
+
+// stampJSON is stamp as a JSON string, to splice into the object.
+func (e *evaluation) stampJSON() string {
+	return stampJSON(&e.who)
 }
 
 func (e *evaluation) invalidValue(problem string) decision {
