@@ -169,50 +169,48 @@ type requester struct {
 	// policy-server sends it, and nothing in it that encoding/json would escape differently), so the
 	// stamp and the logs can copy it instead of reading it element by element.
 	plain bool
+	count int // the number of groups
 }
 
-// plainGroups reports whether raw, a JSON array of strings, is byte for byte encoding/json's text for
-// the same strings: no whitespace outside the strings, no escapes (so every quote is a delimiter), none
-// of the characters encoding/json escapes although JSON does not need it (<, >, &, U+2028, U+2029:
-// any 0xE2 byte is refused, which covers them), and valid UTF-8 (encoding/json replaces invalid bytes).
-func plainGroups(raw string) bool {
-	in := false
-	for _, c := range []byte(raw) {
+// readGroups reads raw, a JSON array from the validated payload, in one pass: whether it holds only
+// strings (ok), how many, and whether it is plain: byte for byte encoding/json's text for the same
+// strings, so that it can be copied as it is. Plain means no whitespace outside the strings, no escapes (so
+// every quote is a delimiter), none of the characters encoding/json escapes although JSON does not need it
+// (<, >, &, U+2028, U+2029: any 0xE2 byte is refused, which covers them), and valid UTF-8 (encoding/json
+// replaces invalid bytes).
+func readGroups(raw string) (ok, plain bool, count int) {
+	plain, ascii, in := true, true, false
+	for i := 1; i < len(raw)-1; i++ {
+		c := raw[i]
+		if in {
+			switch {
+			case c == '"':
+				in = false
+			case c == '\\':
+				plain = false
+				i++ // the escaped character: a quote or a backslash must not end the string
+			case c == '<' || c == '>' || c == '&' || c == 0xE2:
+				plain = false
+			case c >= utf8.RuneSelf:
+				ascii = false
+			}
+			continue
+		}
 		switch c {
 		case '"':
-			in = !in
-		case '\\', '<', '>', '&', 0xE2:
-			return false
+			in = true
+			count++
+		case ',':
 		case ' ', '\t', '\n', '\r':
-			if !in {
-				return false
-			}
-		}
-	}
-	return utf8.ValidString(raw)
-}
-
-// stringArray reports whether raw, a valid JSON array, holds only strings.
-func stringArray(raw string) bool {
-	i := skipSpace(raw, 1)
-	if i < len(raw) && raw[i] == ']' {
-		return true
-	}
-	for i < len(raw) && raw[i] == '"' {
-		var ok bool
-		if i, ok = scanString(raw, i); !ok {
-			return false
-		}
-		switch i = skipSpace(raw, i); {
-		case i < len(raw) && raw[i] == ',':
-			i = skipSpace(raw, i+1)
-		case i < len(raw) && raw[i] == ']':
-			return true
+			plain = false
 		default:
-			return false
+			return false, false, 0 // an element that is not a string
 		}
 	}
-	return false
+	if plain && !ascii {
+		plain = utf8.ValidString(raw)
+	}
+	return true, plain, count
 }
 
 // eachGroup calls fn with each of the requester's groups, in the API server's order, until fn returns
@@ -269,21 +267,8 @@ func (u *requester) logGroups() string {
 	if complete {
 		return b.String()
 	}
-	b.WriteString(" ... and " + strconv.Itoa(u.groupCount()-shown) + " more")
+	b.WriteString(" ... and " + strconv.Itoa(u.count-shown) + " more")
 	return b.String()
-}
-
-// groupCount is the number of the requester's groups.
-func (u *requester) groupCount() int {
-	if u.plain {
-		return strings.Count(u.groups.Raw, `","`) + 1 // a plain array that is not empty: every "," separates two groups
-	}
-	n := 0
-	u.eachGroup(func(string) bool {
-		n++
-		return true
-	})
-	return n
 }
 
 // readRequester checks the userInfo the decision needs: a non-empty username and a list of string groups.
@@ -298,10 +283,11 @@ func readRequester(r *request) (requester, string) {
 	switch {
 	case !r.groups.Exists() || r.groups.Type == gjson.Null:
 	case r.groups.IsArray():
-		if !stringArray(r.groups.Raw) {
+		ok, plain, count := readGroups(r.groups.Raw)
+		if !ok {
 			return requester{}, "request.userInfo.groups must be a list of strings"
 		}
-		u.groups, u.plain = r.groups, plainGroups(r.groups.Raw)
+		u.groups, u.plain, u.count = r.groups, plain, count
 	default:
 		return requester{}, "request.userInfo.groups must be a list of strings"
 	}

@@ -64,7 +64,7 @@ func stampJSON(u *requester) string {
 		raw = "" // an empty list is left out, as UserInfo's omitempty does
 	}
 	var b strings.Builder
-	b.Grow(len(`"{\"user\":`) + len(user) + len(`,\"groups\":`) + len(raw) + strings.Count(raw, `"`) + len(`}"`))
+	b.Grow(len(`"{\"user\":`) + len(user) + len(`,\"groups\":`) + len(raw) + 2*u.count + len(`}"`))
 	b.WriteString(`"{\"user\":`)
 	b.WriteString(user)
 	if raw != "" {

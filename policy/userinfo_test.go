@@ -137,6 +137,30 @@ func TestLogGroups_ALongListIsCutWithACount(t *testing.T) {
 	}
 }
 
+func TestReadGroups_CountsAndClassifiesInOnePass(t *testing.T) {
+	for _, tc := range []struct {
+		raw       string
+		ok, plain bool
+		count     int
+	}{
+		{`[]`, true, true, 0},
+		{`["a"]`, true, true, 1},
+		{`["a","b,c",""]`, true, true, 3},
+		{`["a\"],[\"b"]`, true, false, 1}, // escaped quotes do not end the string
+		{`["a\\","b"]`, true, false, 2},   // an escaped backslash does not escape the quote after it
+		{`[ "a" ]`, true, false, 1},
+		{`["é"]`, true, true, 1},
+		{"[\"\xff\"]", true, false, 1},
+		{`["a",1]`, false, false, 0},
+		{`["a",["b"]]`, false, false, 0},
+	} {
+		ok, plain, count := readGroups(tc.raw)
+		if ok != tc.ok || plain != tc.plain || count != tc.count {
+			t.Errorf("%s: ok %v plain %v count %d, want %v %v %d", tc.raw, ok, plain, count, tc.ok, tc.plain, tc.count)
+		}
+	}
+}
+
 func TestUserInfo_GroupsAreOmittedWhenEmpty(t *testing.T) {
 	if got := (UserInfo{User: "alice"}).Encode(); got != `{"user":"alice"}` {
 		t.Fatalf("got %s", got)
