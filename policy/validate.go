@@ -170,8 +170,6 @@ type evaluation struct {
 	who      requester
 	kind     workload
 	log      *onelog.Logger
-	groups   *string // groupList, once made
-	logged   *string // loggedGroups, once made
 }
 
 // create applies docs/rules.md rules 1-4.
@@ -361,10 +359,10 @@ func (e *evaluation) trusted() bool {
 	if e.settings.ExternalUsers.MatchString(e.who.username) {
 		return true
 	}
-	trusted := false
 	if e.settings.ExternalGroups.Len() == 0 {
 		return false // no need to read every group
 	}
+	trusted := false
 	e.who.eachGroup(func(g string) bool {
 		trusted = e.settings.ExternalGroups.MatchString(g)
 		return !trusted
@@ -374,7 +372,7 @@ func (e *evaluation) trusted() bool {
 
 // describeRequester renders the requester as upstream YuniKorn does in its rejection messages.
 func (e *evaluation) describeRequester() string {
-	return "user " + e.who.username + " with groups [" + e.groupList() + "]"
+	return "user " + e.who.username + " with groups [" + e.who.joinGroups() + "]"
 }
 
 func (e *evaluation) debug(msg string) {
@@ -389,25 +387,5 @@ func (e *evaluation) fields(entry onelog.Entry) {
 	entry.String("user", e.who.username)
 	entry.String("kind", e.kind.name)
 	entry.String("operation", e.req.operation.Str)
-	entry.String("groups", e.loggedGroups())
-}
-
-// loggedGroups is the requester's groups as log lines carry them (requester.logGroups), made once per
-// evaluation.
-func (e *evaluation) loggedGroups() string {
-	if e.logged == nil {
-		groups := e.who.logGroups()
-		e.logged = &groups
-	}
-	return *e.logged
-}
-
-// groupList is the requester's groups joined by commas, made once per evaluation: a rejection message
-// carries it, and a requester may be in thousands of groups.
-func (e *evaluation) groupList() string {
-	if e.groups == nil {
-		joined := e.who.joinGroups()
-		e.groups = &joined
-	}
-	return *e.groups
+	entry.String("groups", e.who.logGroups()) // at most ~1 KiB of them, however many there are
 }
