@@ -147,7 +147,7 @@ func (e *evaluation) updateCustom() decision {
 			return reject(e.describeRequester() + " is not allowed to change the " + AnnotationKey + " annotation in " +
 				t.key + " of this " + e.kind.name + ": leave it as it was")
 		case before.value.Exists(): // rule 8: restored
-			c.edits.set(t, before.value.Raw)
+			c.edits.set(t, texts(nil, before.value.Raw))
 			c.restored++
 		default: // rule 8: added where there was none, removed
 			c.edits.remove(t)
@@ -161,15 +161,24 @@ func (e *evaluation) updateCustom() decision {
 type customChange struct {
 	e                  *evaluation
 	edits              edits
-	stamp, stampJSON   string
+	stamp              *string // the requester's identity as the annotation value, once a supplied one is compared with it
+	stampJSON          []part
 	replaced, restored int
 }
 
 func (e *evaluation) customChange(targets int) *customChange {
-	stamp := e.stamp()
-	c := &customChange{e: e, edits: edits{doc: e.req.object.Raw, index: e.req.index}, stamp: stamp, stampJSON: e.stampJSON()}
+	c := &customChange{e: e, edits: edits{doc: e.req.object.Raw, index: e.req.index}, stampJSON: e.stampJSON()}
 	c.edits.sets = make([]setOp, 0, targets)
 	return c
+}
+
+// isStamp reports whether a supplied value is exactly the requester's identity as the policy writes it.
+func (c *customChange) isStamp(value string) bool {
+	if c.stamp == nil {
+		stamp := c.e.stamp()
+		c.stamp = &stamp
+	}
+	return value == *c.stamp
 }
 
 // asOnCreate applies rules 1 and 3 to one target: a trusted requester's value is validated and kept, a
@@ -183,7 +192,7 @@ func (c *customChange) asOnCreate(t *mapRef, trusted bool) (decision, bool) {
 		if problem := CheckSuppliedValue(t.value.Str); problem != "" {
 			return e.invalidValueIn(t.key, problem), true
 		}
-	case t.value.Str == c.stamp: // the requester's own identity: nothing forged, nothing to change
+	case c.isStamp(t.value.Str): // the requester's own identity: nothing forged, nothing to change
 	case e.settings.OnUntrustedAnnotation == ModeReject:
 		e.warn("refused an untrusted " + AnnotationKey + " value in " + t.key + " (rule 11)")
 		return reject(e.describeRequester() + " is not allowed to set the " + AnnotationKey + " annotation (in " +

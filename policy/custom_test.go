@@ -329,7 +329,7 @@ func TestCustomEdits_OneSpanPerObject(t *testing.T) {
 	}
 	e := edits{doc: doc}
 	for i := range w.refs {
-		e.set(&w.refs[i], `"v"`)
+		e.set(&w.refs[i], texts(nil, `"v"`))
 	}
 	out, problem := e.result()
 	if problem != "" {
@@ -340,7 +340,7 @@ func TestCustomEdits_OneSpanPerObject(t *testing.T) {
 		t.Fatalf("%v: %s", err, out.String())
 	}
 	for i := range w.refs {
-		single := setRef(nil, doc, &w.refs[i], `"v"`).String()
+		single := setRef(nil, doc, &w.refs[i], texts(nil, `"v"`)).String()
 		if err := json.Unmarshal([]byte(single), &got); err != nil {
 			t.Fatalf("%v: %s", err, single)
 		}

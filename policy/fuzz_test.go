@@ -180,34 +180,45 @@ var cmpNilEmpty = cmp.Comparer(func(a, b []string) bool {
 	return true
 })
 
-// FuzzStamp: for any object text the policy can read, the splice yields JSON that equals the input except
-// for the one annotation, whose value is exactly the stamped one.
+// FuzzStamp: for any object text the policy can read and any requester, the splice yields JSON that equals
+// the input except for the one annotation, whose value is exactly the stamp, and is as long as it says.
 func FuzzStamp(f *testing.F) {
 	for _, req := range seedRequests(f) {
 		if obj := gjson.GetBytes(req, "object"); obj.IsObject() {
-			f.Add(obj.Raw, "alice")
+			f.Add(obj.Raw, "alice", `["devops","system:authenticated"]`)
 		}
 	}
 	for _, obj := range []string{`{}`, `{"metadata":null}`, `{"metadata":{"annotations":null}}`, `{"metadata":{"annotations":{ }}}`,
 		`{"metadata":{"annotations":{"yunikorn.apache.org/user\u002einfo":"x","a":"b"}}}`, ` { "metadata" : { } } `} {
-		f.Add(obj, "bob<&>\u2028")
+		f.Add(obj, "bob<&>\u2028", `[]`)
+		f.Add(obj, "carol", `["a\"b", "c<d>","e\u2028"]`)
+		f.Add(obj, "dave", `["cn=x,ou=y","é"]`)
 	}
-	f.Fuzz(func(t *testing.T, object, user string) {
+	f.Fuzz(func(t *testing.T, object, user, groups string) {
 		var original map[string]any
-		if json.Unmarshal([]byte(object), &original) != nil || !gjson.Valid(object) {
+		if json.Unmarshal([]byte(object), &original) != nil || !gjson.Valid(object) || !validJSON(groups) {
 			return // the policy refuses payloads that are not valid JSON before it gets here
 		}
 		tgt, problem := findTarget(indexJSON(object), gjson.Parse(object), "request.object", podKind, "")
 		if problem != "" {
 			return
 		}
-		value := UserInfo{User: user}.Encode()
-		stamped := tgt.stamp(jsonString(value)).String()
+		r := request{userInfo: gjson.Parse(`{"username":` + jsonString(user) + `,"groups":` + groups + `}`)}
+		r.username, r.groups = r.userInfo.Get("username"), r.userInfo.Get("groups")
+		who, problem := readRequester(&r)
+		if problem != "" {
+			return
+		}
+		stamp := tgt.stamp(stampJSON(&who))
+		stamped := stamp.String()
+		if stamp.Len() != len(stamped) {
+			t.Fatalf("the edit says it is %d bytes long, it wrote %d", stamp.Len(), len(stamped))
+		}
 		var got map[string]any
 		if err := json.Unmarshal([]byte(stamped), &got); err != nil {
 			t.Fatalf("the splice broke the JSON: %v\n%s", err, stamped)
 		}
-		setEntry(original, "Pod", "annotations", AnnotationKey, value)
+		setEntry(original, "Pod", "annotations", AnnotationKey, stampValue(&who))
 		if diff := cmp.Diff(original, got); diff != "" {
 			t.Fatalf("the splice changed more than the annotation (-want +got):\n%s\ninput: %s", diff, object)
 		}

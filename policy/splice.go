@@ -47,20 +47,20 @@ func needsEscape(s string) bool {
 
 // setMember returns doc with obj[key] set to the JSON text made of valueParts: the existing value's bytes
 // are replaced, or the member is inserted first in the object. Nothing else in doc changes.
-func setMember(x *jsonIndex, doc string, obj gjson.Result, key string, valueParts []string) edit {
+func setMember(x *jsonIndex, doc string, obj gjson.Result, key string, valueParts []part) edit {
 	_, old, _ := x.member(obj, key)
 	return putMember(x, doc, obj, key, old, valueParts)
 }
 
 // putMember is setMember for a caller that already holds obj[key] (old, absent when there is none).
-func putMember(x *jsonIndex, doc string, obj gjson.Result, key string, old gjson.Result, valueParts []string) edit {
+func putMember(x *jsonIndex, doc string, obj gjson.Result, key string, old gjson.Result, valueParts []part) edit {
 	if old.Exists() {
 		return edit{doc: doc, span: span{start: old.Index, end: old.Index + len(old.Raw), parts: valueParts}}
 	}
 	open := obj.Index + 1 // just after '{'
-	parts := append([]string{jsonString(key), ":"}, valueParts...)
+	parts := append(texts(make([]part, 0, len(valueParts)+3), jsonString(key), ":"), valueParts...)
 	if x.hasMembers(obj) {
-		parts = append(parts, ",")
+		parts = texts(parts, ",")
 	}
 	return edit{doc: doc, span: span{start: open, end: open, parts: parts}}
 }
@@ -73,16 +73,16 @@ func setPath(x *jsonIndex, doc string, obj gjson.Result, path []string, valueJSO
 		_, next, _ := x.member(obj, key)
 		if isMissing(next) {
 			// {"b":{"c":value}} for the rest of the path [b c].
-			parts := make([]string, 0, 3*len(path))
+			parts := make([]part, 0, 3*len(path))
 			for _, k := range path[i+1:] {
-				parts = append(parts, "{", jsonString(k), ":")
+				parts = texts(parts, "{", jsonString(k), ":")
 			}
-			parts = append(parts, valueJSON, strings.Repeat("}", len(path)-i-1))
+			parts = texts(parts, valueJSON, strings.Repeat("}", len(path)-i-1))
 			return setMember(x, doc, obj, key, parts)
 		}
 		obj = next
 	}
-	return setMember(x, doc, obj, path[len(path)-1], []string{valueJSON})
+	return setMember(x, doc, obj, path[len(path)-1], texts(nil, valueJSON))
 }
 
 // removeMember returns doc without obj[key] and one separating comma.
@@ -112,7 +112,46 @@ type edit struct {
 // span is one replacement of doc[start:end] by the concatenation of parts.
 type span struct {
 	start, end int
-	parts      []string
+	parts      []part
+}
+
+// part is a piece of the JSON text written in place of a span: text as it is, or, when quotes > 0, text
+// written inside a JSON string, each of its quotes (quotes is how many there are) escaped as \". The
+// second kind is the requester's groups array in the stamp (stampJSON), spliced straight from the
+// payload: for a user in 20,000 groups a copy would be ~750 KB more memory, and a heap growth with it.
+type part struct {
+	text   string
+	quotes int
+}
+
+// texts appends each of ss to parts, as a part written as it is.
+func texts(parts []part, ss ...string) []part {
+	for _, s := range ss {
+		parts = append(parts, part{text: s})
+	}
+	return parts
+}
+
+// write writes the part.
+func (p part) write(write func(string)) {
+	s := p.text
+	if p.quotes > 0 {
+		for i := strings.IndexByte(s, '"'); i >= 0; i = strings.IndexByte(s, '"') {
+			write(s[:i])
+			write(`\"`)
+			s = s[i+1:]
+		}
+	}
+	write(s)
+}
+
+// partsString is the text parts write.
+func partsString(parts []part) string {
+	var b strings.Builder
+	for _, p := range parts {
+		p.write(func(s string) { b.WriteString(s) })
+	}
+	return b.String()
 }
 
 // changed reports whether the edit holds a document (the zero edit means "no mutation").
@@ -130,7 +169,7 @@ func (e edit) Len() int {
 func (s span) delta() int {
 	n := s.start - s.end
 	for _, p := range s.parts {
-		n += len(p)
+		n += len(p.text) + p.quotes
 	}
 	return n
 }
@@ -155,7 +194,7 @@ func (e edit) writeTo(write func(string)) {
 func (s span) write(doc string, at int, write func(string)) int {
 	write(doc[at:s.start])
 	for _, p := range s.parts {
-		write(p)
+		p.write(write)
 	}
 	return s.end
 }
@@ -193,12 +232,12 @@ type setOp struct {
 	obj   gjson.Result
 	names []string
 	old   gjson.Result
-	value string
+	value []part
 }
 
 // set sets the annotation in the map ref names to valueJSON, creating the map (and what is missing above
 // it, below the deepest object that exists) when needed.
-func (e *edits) set(ref *mapRef, valueJSON string) {
+func (e *edits) set(ref *mapRef, valueJSON []part) {
 	start := len(e.names)
 	for _, s := range ref.rest {
 		e.names = append(e.names, s.name)
@@ -227,34 +266,34 @@ func (s *setOp) below() []string {
 }
 
 // nested appends {"n1":{"n2":value}} for names (value alone when there are none) to parts.
-func nested(parts, names []string, value string) []string {
+func nested(parts []part, names []string, value []part) []part {
 	for _, n := range names {
-		parts = append(quoted(append(parts, "{"), n), ":")
+		parts = texts(quoted(texts(parts, "{"), n), ":")
 	}
-	parts = append(parts, value)
+	parts = append(parts, value...)
 	if len(names) > 0 {
-		parts = append(parts, strings.Repeat("}", len(names)))
+		parts = texts(parts, strings.Repeat("}", len(names)))
 	}
 	return parts
 }
 
 // quoted appends name as a JSON string: path names need no escaping (parsePath admits letters, digits, _
 // and -), so the quotes are parts of their own and nothing is allocated; the annotation key is quoted once.
-func quoted(parts []string, name string) []string {
+func quoted(parts []part, name string) []part {
 	if name == AnnotationKey {
-		return append(parts, quotedAnnotationKey)
+		return texts(parts, quotedAnnotationKey)
 	}
-	return append(parts, `"`, name, `"`)
+	return texts(parts, `"`, name, `"`)
 }
 
 // tree is a JSON object to write: members in the order they were added, each a value or a subtree.
 type tree struct {
 	names []string
-	value []string // JSON text of a leaf member; "" for a subtree
+	value [][]part // JSON text of a leaf member; nil for a subtree
 	kids  []*tree
 }
 
-func (t *tree) add(names []string, value string) {
+func (t *tree) add(names []string, value []part) {
 	for i, n := range t.names {
 		if n == names[0] && len(names) > 1 && t.kids[i] != nil {
 			t.kids[i].add(names[1:], value)
@@ -268,23 +307,23 @@ func (t *tree) add(names []string, value string) {
 	}
 	kid := &tree{}
 	kid.add(names[1:], value)
-	t.value, t.kids = append(t.value, ""), append(t.kids, kid)
+	t.value, t.kids = append(t.value, nil), append(t.kids, kid)
 }
 
 // members appends the tree's members, separated by commas, without braces.
-func (t *tree) members(parts []string) []string {
+func (t *tree) members(parts []part) []part {
 	for i, n := range t.names {
 		if i > 0 {
-			parts = append(parts, ",")
+			parts = texts(parts, ",")
 		}
-		parts = append(quoted(parts, n), ":")
+		parts = texts(quoted(parts, n), ":")
 		if t.kids[i] == nil {
-			parts = append(parts, t.value[i])
+			parts = append(parts, t.value[i]...)
 			continue
 		}
-		parts = append(parts, "{")
+		parts = texts(parts, "{")
 		parts = t.kids[i].members(parts)
-		parts = append(parts, "}")
+		parts = texts(parts, "}")
 	}
 	return parts
 }
@@ -322,24 +361,24 @@ func (e *edits) result() (edit, string) {
 	spans := append(make([]span, 0, len(groups)+len(e.more)), e.more...)
 	for i := range groups {
 		g := &groups[i]
-		var parts []string
+		var parts []part
 		switch {
 		case g.t != nil && !g.old.Exists():
 			parts = g.t.members(nil)
 		case g.t != nil:
-			parts = append(append([]string{"{"}, g.t.members(nil)...), "}")
+			parts = texts(g.t.members(texts(nil, "{")), "}")
 		case !g.old.Exists():
-			parts = make([]string, 0, 3*len(g.first.names)+3)
-			parts = nested(append(quoted(parts, g.first.names[0]), ":"), g.first.names[1:], g.first.value)
+			parts = make([]part, 0, 3*len(g.first.names)+len(g.first.value)+2)
+			parts = nested(texts(quoted(parts, g.first.names[0]), ":"), g.first.names[1:], g.first.value)
 		default:
-			parts = nested(make([]string, 0, 3*len(g.first.names)+2), g.first.names[1:], g.first.value)
+			parts = nested(make([]part, 0, 3*len(g.first.names)+len(g.first.value)+1), g.first.names[1:], g.first.value)
 		}
 		if g.old.Exists() {
 			spans = append(spans, span{start: g.old.Index, end: g.old.Index + len(g.old.Raw), parts: parts})
 			continue
 		}
 		if e.index.hasMembers(g.obj) {
-			parts = append(parts, ",")
+			parts = texts(parts, ",")
 		}
 		spans = append(spans, span{start: g.obj.Index + 1, end: g.obj.Index + 1, parts: parts})
 	}

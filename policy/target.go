@@ -77,24 +77,25 @@ func sameEntry(a, b gjson.Result) bool {
 	return a.Raw == b.Raw || !strings.ContainsRune(a.Str, utf8.RuneError)
 }
 
-// stamp returns the object with the annotation set to valueJSON (the value as a JSON string), creating
-// metadata and annotations when missing or null. It edits the innermost map findTarget found, with the
-// entry findTarget found there, so nothing is looked up again.
-func (t target) stamp(valueJSON string) edit {
+// stamp returns the object with the annotation set to valueJSON (the value as a JSON string, in parts),
+// creating metadata and annotations when missing or null. It edits the innermost map findTarget found,
+// with the entry findTarget found there, so nothing is looked up again.
+func (t target) stamp(valueJSON []part) edit {
 	return setRef(t.index, t.doc, &t.mapRef, valueJSON)
 }
 
 // setRef returns doc with the annotation in the map ref names set to valueJSON, creating the map (and the
 // objects above it that are missing, below the deepest one that is there).
-func setRef(x *jsonIndex, doc string, ref *mapRef, valueJSON string) edit {
+func setRef(x *jsonIndex, doc string, ref *mapRef, valueJSON []part) edit {
 	if len(ref.rest) == 0 {
-		return putMember(x, doc, ref.m, AnnotationKey, ref.value, []string{valueJSON})
+		return putMember(x, doc, ref.m, AnnotationKey, ref.value, valueJSON)
 	}
-	parts := make([]string, 0, 3*len(ref.rest)+3)
+	parts := make([]part, 0, 3*len(ref.rest)+len(valueJSON)+3)
 	for _, s := range ref.rest[1:] {
-		parts = append(parts, "{", jsonString(s.name), ":")
+		parts = texts(parts, "{", jsonString(s.name), ":")
 	}
-	parts = append(parts, "{", quotedAnnotationKey, ":", valueJSON, strings.Repeat("}", len(ref.rest)))
+	parts = append(texts(parts, "{", quotedAnnotationKey, ":"), valueJSON...)
+	parts = texts(parts, strings.Repeat("}", len(ref.rest)))
 	return putMember(x, doc, ref.holder, ref.rest[0].name, ref.old, parts)
 }
 

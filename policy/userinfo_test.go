@@ -79,8 +79,12 @@ func TestUserInfo_StampFromThePayloadIsByteIdenticalToYuniKorn(t *testing.T) {
 			t.Errorf("stamp for %s\n got %s\nwant %s", userInfo, got, want)
 		}
 		// As a JSON string, as it is spliced into the object: encoding/json of the value.
-		if quoted, err := json.Marshal(string(want)); err != nil || stampJSON(&who) != string(quoted) {
-			t.Errorf("stamp as a JSON string for %s\n got %s\nwant %s (%v)", userInfo, stampJSON(&who), quoted, err)
+		parts := stampJSON(&who)
+		if quoted, err := json.Marshal(string(want)); err != nil || partsString(parts) != string(quoted) {
+			t.Errorf("stamp as a JSON string for %s\n got %s\nwant %s (%v)", userInfo, partsString(parts), quoted, err)
+		}
+		if n := (span{parts: parts}).delta(); n != len(partsString(parts)) {
+			t.Errorf("stamp as a JSON string for %s: its parts say %d bytes, they write %d", userInfo, n, len(partsString(parts)))
 		}
 		if got, want := who.joinGroups(), strings.Join(tc.want, ","); got != want {
 			t.Errorf("groups of %s joined: got %q, want %q", userInfo, got, want)

@@ -293,7 +293,7 @@ func (e *evaluation) updateWorkload() decision {
 	var restored edit
 	if annotationChanged {
 		if oldT.value.Exists() {
-			restored = setRef(t.index, t.doc, &t.mapRef, oldT.value.Raw)
+			restored = setRef(t.index, t.doc, &t.mapRef, texts(nil, oldT.value.Raw))
 		} else {
 			restored = removeMember(t.index, t.doc, t.m, AnnotationKey)
 		}
@@ -337,7 +337,7 @@ func (e *evaluation) stamp() string {
 }
 
 // stampJSON is stamp as a JSON string, to splice into the object.
-func (e *evaluation) stampJSON() string {
+func (e *evaluation) stampJSON() []part {
 	return stampJSON(&e.who)
 }
 

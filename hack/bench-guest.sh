@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Runs policy/'s Go benchmarks inside the WebAssembly guest (TinyGo, wasi, the policy's build flags, on
+# wazero), to see what each piece costs where the policy really runs: make bench times whole evaluations,
+# `go test -bench` times them natively, where they are 3-4x faster and allocate differently.
+#
+# The benchmarks are built from a copy of the package, in a module of its own under a temporary directory:
+# the package's tests use go-cmp, whose initialisation TinyGo cannot run, so only the non-test files,
+# bench_test.go and the one helper it needs are copied; TinyGo's testing has no b.Loop, so the timed loop
+# is rewritten as `for range b.N` after b.ResetTimer.
+#
+# Usage: hack/bench-guest.sh TINYGO [BENCH_REGEXP] [BENCHTIME]
+set -euo pipefail
+
+tinygo=${1:?usage: hack/bench-guest.sh TINYGO [BENCH_REGEXP] [BENCHTIME]}
+bench=${2:-.}
+benchtime=${3:-1s}
+root=$(cd "$(dirname "$0")/.." && pwd)
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/policy"
+for f in "$root"/policy/*.go; do
+	case $f in *_test.go) ;; *) cp "$f" "$work/policy/" ;; esac
+done
+sed -e 's/for b.Loop() {/b.ResetTimer()\n\tfor range b.N {/' \
+	-e 's|filepath.Join("..", "testdata"|filepath.Join("/testdata"|' \
+	"$root/policy/bench_test.go" >"$work/policy/bench_test.go"
+{
+	echo 'package policy'
+	echo
+	awk '/^\/\/ path walks/,/^}/' "$root/policy/helpers_test.go"
+} >"$work/policy/path_test.go"
+if ! grep -q 'for range b.N' "$work/policy/bench_test.go" || ! grep -q '^func path' "$work/policy/path_test.go"; then
+	echo "bench-guest: policy/bench_test.go or policy/helpers_test.go changed shape; update this script" >&2
+	exit 1
+fi
+sed -e 's|^module .*|module guestbench|' "$root/go.mod" >"$work/go.mod"
+cp "$root/go.sum" "$work/"
+
+# The policy's TinyGo flags (Makefile TINYGO_FLAGS) but the scheduler: the testing package starts goroutines.
+(cd "$work" && "$tinygo" test -c -o "$work/bench.wasm" -target=wasi -no-debug ./policy)
+wazero=$root/build/wazero
+[ -x "$wazero" ] || (cd "$root" && go build -o "$wazero" github.com/tetratelabs/wazero/cmd/wazero)
+"$wazero" run -mount="$root/testdata:/testdata:ro" "$work/bench.wasm" \
+	-test.run '^$' -test.bench "$bench" -test.benchtime "$benchtime" -test.benchmem
