@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/francoispqt/onelog"
 	"github.com/google/go-cmp/cmp"
@@ -208,6 +209,16 @@ func FuzzStamp(f *testing.F) {
 		who, problem := readRequester(&r)
 		if problem != "" {
 			return
+		}
+		var list []string
+		if json.Unmarshal([]byte(groups), &list) == nil && utf8.ValidString(user) && utf8.ValidString(groups) &&
+			!strings.ContainsAny(user+strings.Join(list, ""), "\b\f") {
+			// Byte for byte what YuniKorn writes (encoding/json), whether the array was copied or re-encoded;
+			// but for backspace and form feed, which easyjson writes as \u0008 and \u000c, and encoding/json
+			// since Go 1.22 as \b and \f (the same strings once read).
+			if want, _ := json.Marshal(upstreamValue{User: user, Groups: list}); stampValue(&who) != string(want) {
+				t.Fatalf("stamp for %q in %s (plain %v)\n got %s\nwant %s", user, groups, who.plain, stampValue(&who), want)
+			}
 		}
 		stamp := tgt.stamp(stampJSON(&who))
 		stamped := stamp.String()

@@ -21,6 +21,24 @@ func TestValidJSON_AgreesWithEncodingJSON(t *testing.T) {
 	}
 }
 
+// Strings are read eight bytes at a time: a quote, a backslash or a control character is found at every
+// offset of a long string, and a string that ends within the last eight bytes is still read to its end.
+func TestValidJSON_LongStringsAtEveryOffset(t *testing.T) {
+	for _, special := range []string{`\"`, `\\`, `\u0041`, `\x`, "\x00", "\x1f", "\n", "é", "\x7f", `"`} {
+		for at := range 20 {
+			for _, s := range []string{
+				`"` + strings.Repeat("a", at) + special + strings.Repeat("b", 19-at) + `"`,
+				`["` + strings.Repeat("a", at) + special + `"]`,
+				`"` + strings.Repeat("a", at) + special,
+			} {
+				if got, want := validJSON(s), json.Valid([]byte(s)); got != want {
+					t.Errorf("validJSON(%q) = %v, encoding/json says %v", s, got, want)
+				}
+			}
+		}
+	}
+}
+
 func TestValidJSON_DeepNestingIsNotRecursion(t *testing.T) {
 	for _, depth := range []int{1_000, 100_000, 1_000_000} {
 		deep := strings.Repeat(`{"a":[`, depth) + strings.Repeat(`]}`, depth)

@@ -181,6 +181,16 @@ type requester struct {
 func readGroups(raw string) (ok, plain bool, count int) {
 	plain, ascii, in := true, true, false
 	for i := 1; i < len(raw)-1; i++ {
+		if in {
+			// Eight bytes at a time through a group's ordinary ASCII text.
+			for i+8 < len(raw) {
+				w := load64(raw, i)
+				if hasByte(w, '"')|hasByte(w, '\\')|hasByte(w, '<')|hasByte(w, '>')|hasByte(w, '&')|hasHigh(w) != 0 {
+					break
+				}
+				i += 8
+			}
+		}
 		c := raw[i]
 		if in {
 			switch {

@@ -165,6 +165,23 @@ func TestReadGroups_CountsAndClassifiesInOnePass(t *testing.T) {
 	}
 }
 
+// readGroups reads eight bytes at a time through a group's text: a character that makes the array not
+// plain is found at every offset of a long group, and the first and last groups are read to their ends.
+func TestReadGroups_FindsWhatMattersAtEveryOffset(t *testing.T) {
+	for _, special := range []struct {
+		text  string
+		plain bool
+	}{{`\"`, false}, {`\\`, false}, {"<", false}, {">", false}, {"&", false}, {"\u2028", false}, {"\xff", false}, {"é", true}, {"~", true}} {
+		for at := range 20 {
+			group := strings.Repeat("a", at) + special.text + strings.Repeat("b", 19-at)
+			raw := `["` + group + `","cn=team-000001,ou=groups,dc=example","` + group + `"]`
+			if ok, plain, count := readGroups(raw); !ok || plain != special.plain || count != 3 {
+				t.Errorf("%s: ok %v plain %v count %d, want true %v 3", raw, ok, plain, count, special.plain)
+			}
+		}
+	}
+}
+
 func TestUserInfo_GroupsAreOmittedWhenEmpty(t *testing.T) {
 	if got := (UserInfo{User: "alice"}).Encode(); got != `{"user":"alice"}` {
 		t.Fatalf("got %s", got)
