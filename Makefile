@@ -13,7 +13,10 @@ PREINIT      := $(BUILD)/preinit
 # --initial-memory: the linker otherwise leaves almost no heap after the stack and the data (regexp's
 # unicode tables), so package initialisers already trigger a GC and a heap growth in every fresh instance;
 # 256 KiB leaves ~64 KiB of heap, enough for start-up and a typical pod (make bench: start-up 530 -> 105 us).
-TINYGO_FLAGS ?= -target=wasi -no-debug -scheduler=none -ldflags=-extldflags=--initial-memory=262144
+# -opt=2: TinyGo optimises for size (-opt=z) by default, and its inliner then leaves small hot functions
+# (a bounds-checked byte test, a word load) as calls; -opt=2 makes every evaluation 9-19% faster on both
+# engines (make bench, make bench-wasmtime) for a module ~180 KB larger.
+TINYGO_FLAGS ?= -target=wasi -no-debug -opt=2 -scheduler=none -ldflags=-extldflags=--initial-memory=262144
 # e2e.bats runs `$(KWCTL) run ...`: the real kwctl when it is installed, the project's host otherwise.
 KWCTL        ?= $(shell command -v kwctl 2>/dev/null || echo $(KWHOST))
 EASYJSON     := $(TOOLS)/bin/easyjson

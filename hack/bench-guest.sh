@@ -38,7 +38,7 @@ sed -e 's|^module .*|module guestbench|' "$root/go.mod" >"$work/go.mod"
 cp "$root/go.sum" "$work/"
 
 # The policy's TinyGo flags (Makefile TINYGO_FLAGS) but the scheduler: the testing package starts goroutines.
-(cd "$work" && "$tinygo" test -c -o "$work/bench.wasm" -target=wasi -no-debug ./policy)
+(cd "$work" && "$tinygo" test -c -o "$work/bench.wasm" -target=wasi -no-debug -opt=2 ./policy)
 wazero=$root/build/wazero
 [ -x "$wazero" ] || (cd "$root" && go build -o "$wazero" github.com/tetratelabs/wazero/cmd/wazero)
 "$wazero" run -mount="$root/testdata:/testdata:ro" "$work/bench.wasm" \
