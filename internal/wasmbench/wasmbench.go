@@ -184,6 +184,8 @@ func Run(engine Engine, opts Options) error {
 	r100 := ratio(big.p50, results["floor:pod-100k"].p50)
 	check(r4 <= 1.5, "4 KB Pod CREATE stamp p50 = %.2f x floor (target <= 1.5)", r4)
 	check(r100 <= 3, "100 KB Pod p50 = %.2f x floor (target <= 3)", r100)
+	r1m := ratio(results["scale-1m"].p50, results["floor:scale-1m"].p50)
+	check(r1m <= 3, "1 MB Pod p50 = %.2f x floor (target <= 3)", r1m)
 	worst := math.Inf(1)
 	for _, sc := range scenarios {
 		worst = math.Min(worst, ratio(results["typed:"+sc.name].p50, results[sc.name].p50))
