@@ -33,6 +33,11 @@ const wasmtimeVersion = "v37"
 func (engine) Load(_ context.Context, wasm []byte) (wasmbench.Module, error) {
 	cfg := wasmtime.NewConfig()
 	cfg.SetEpochInterruption(true)
+	if os.Getenv("WASMBENCH_PERFMAP") != "" {
+		// /tmp/perf-PID.map names the compiled guest functions for `perf report` (policy.wasm keeps its
+		// name section). wasmtime-go names only the none and jitdump strategies; perfmap is 3 in wasmtime.h.
+		cfg.SetProfiler(wasmtime.ProfilingStrategy(3))
+	}
 	eng := wasmtime.NewEngineWithConfig(cfg)
 	mod, err := wasmtime.NewModule(eng, wasm)
 	if err != nil {
