@@ -213,3 +213,12 @@ func expectWarning(t *testing.T, resp response, part string) {
 
 // podKind is the Pod's entry of the table.
 var podKind = builtin(tableKind("", "Pod"))
+
+// partsString is the text parts write.
+func partsString(parts []part) string {
+	var b strings.Builder
+	for _, p := range parts {
+		p.write(func(s string) { b.WriteString(s) })
+	}
+	return b.String()
+}

@@ -145,15 +145,6 @@ func (p part) write(write func(string)) {
 	write(s)
 }
 
-// partsString is the text parts write.
-func partsString(parts []part) string {
-	var b strings.Builder
-	for _, p := range parts {
-		p.write(func(s string) { b.WriteString(s) })
-	}
-	return b.String()
-}
-
 // changed reports whether the edit holds a document (the zero edit means "no mutation").
 func (e edit) changed() bool { return e.doc != "" }
 

@@ -336,7 +336,7 @@ func (e *evaluation) stamp() string {
 	return stampValue(&e.who)
 }
 
-// stampJSON is stamp as a JSON string, to splice into the object.
+// stampJSON is stamp as a JSON string, in the parts spliced into the object.
 func (e *evaluation) stampJSON() []part {
 	return stampJSON(&e.who)
 }
