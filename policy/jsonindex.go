@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"sort"
 	"unsafe"
 
 	"github.com/tidwall/gjson"
@@ -48,71 +47,110 @@ func (x *jsonIndex) at(raw string) int {
 
 // following returns the number of the first recorded container that starts at offset at or after it.
 func (x *jsonIndex) following(at int) int {
-	return sort.Search(len(x.containers), func(i int) bool { return x.containers[i].start >= at })
+	lo, hi := 0, len(x.containers) // a binary search by hand: sort.Search's closure is a heap allocation in the guest
+	for lo < hi {
+		if mid := lo + (hi-lo)/2; x.containers[mid].start < at {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
 }
 
 // forEach calls fn with every member (key, value) of the object v, or every element (key.Num = its
 // position) of the array v, as gjson's v.ForEach does for valid JSON, until fn returns false. Results
 // carry the same Raw, Str, Type and Index as gjson's.
 func (x *jsonIndex) forEach(v gjson.Result, fn func(key, value gjson.Result) bool) {
-	base := x.at(v.Raw)
-	if base < 0 || v.Type != gjson.JSON {
+	it, ok := x.members(v)
+	if !ok {
 		v.ForEach(fn)
 		return
+	}
+	for {
+		key, value, more := it.next()
+		if !more || !fn(key, value) {
+			return
+		}
+	}
+}
+
+// memberIter reads the members of a container of the indexed document one at a time (forEach's loop,
+// for callers that would otherwise pass it a closure: in the guest every closure that captures a
+// variable is a heap allocation, and member runs for every step of every path).
+type memberIter struct {
+	x             *jsonIndex
+	base, vIndex  int // where the container's view starts in the document, and its Index
+	i, closing, c int // the next member, the closing bracket, the next recorded container
+	object        bool
+	key           gjson.Result
+}
+
+// members returns an iterator over v's members, or false when v is not a container viewed in the
+// indexed document (gjson reads those).
+func (x *jsonIndex) members(v gjson.Result) (memberIter, bool) {
+	base := x.at(v.Raw)
+	if base < 0 || v.Type != gjson.JSON {
+		return memberIter{}, false
 	}
 	s := x.doc
 	open := skipSpace(s, base)
 	if open >= len(s) || s[open] != '{' && s[open] != '[' {
-		v.ForEach(fn) // not a container, whatever its Type says
-		return
+		return memberIter{}, false // not a container, whatever its Type says
 	}
 	closing := base + len(v.Raw) - 1 // v.Raw is one container, maybe followed by whitespace
 	for closing > open && s[closing] != '}' && s[closing] != ']' {
 		closing--
 	}
-	c := x.following(open + 1) // the number of the next recorded container to meet
-	var key, value gjson.Result
-	object := s[open] == '{'
-	if object {
-		key.Type = gjson.String
+	it := memberIter{x: x, base: base, vIndex: v.Index, i: skipSpace(s, open+1), closing: closing,
+		c: x.following(open + 1), object: s[open] == '{'}
+	if it.object {
+		it.key.Type = gjson.String
 	} else {
-		key.Type, key.Num = gjson.Number, -1
+		it.key.Type, it.key.Num = gjson.Number, -1
 	}
-	for i := skipSpace(s, open+1); i < closing; {
-		if object {
-			end, escaped := stringEnd(s, i)
-			key.Raw, key.Index = s[i:end], i-base+v.Index
-			key.Str = stringValue(key.Raw, escaped)
-			i = skipSpace(s, skipSpace(s, end)+1) // past the colon
+	return it, true
+}
+
+// next returns the next member (an array's key is its position), with the same Raw, Str, Type, Num and
+// Index as gjson's ForEach gives, or more false after the last.
+func (it *memberIter) next() (key, value gjson.Result, more bool) {
+	s, i := it.x.doc, it.i
+	if i >= it.closing {
+		return key, value, false
+	}
+	if it.object {
+		end, escaped := stringEnd(s, i)
+		it.key.Raw, it.key.Index = s[i:end], i-it.base+it.vIndex
+		it.key.Str = stringValue(it.key.Raw, escaped)
+		i = skipSpace(s, skipSpace(s, end)+1) // past the colon
+	} else {
+		it.key.Num++
+	}
+	var end int
+	switch s[i] {
+	case '{', '[':
+		if c := it.c; c < len(it.x.containers) && it.x.containers[c].start == i {
+			end, it.c = it.x.containers[c].end, it.x.containers[c].next
 		} else {
-			key.Num++
+			end = containerEnd(s, i) // a small one
 		}
-		var end int
-		switch s[i] {
-		case '{', '[':
-			if c < len(x.containers) && x.containers[c].start == i {
-				end, c = x.containers[c].end, x.containers[c].next
-			} else {
-				end = containerEnd(s, i) // a small one
-			}
-			value = gjson.Result{Type: gjson.JSON, Raw: s[i:end]}
-		case '"':
-			var escaped bool
-			end, escaped = stringEnd(s, i)
-			value = gjson.Result{Type: gjson.String, Raw: s[i:end]}
-			value.Str = stringValue(value.Raw, escaped)
-		default:
-			end = scalarEnd(s, i)
-			value = gjson.Parse(s[i:end])
-		}
-		value.Index = i - base + v.Index
-		if !fn(key, value) {
-			return
-		}
-		if i = skipSpace(s, end); i < closing { // a comma
-			i = skipSpace(s, i+1)
-		}
+		value = gjson.Result{Type: gjson.JSON, Raw: s[i:end]}
+	case '"':
+		var escaped bool
+		end, escaped = stringEnd(s, i)
+		value = gjson.Result{Type: gjson.String, Raw: s[i:end]}
+		value.Str = stringValue(value.Raw, escaped)
+	default:
+		end = scalarEnd(s, i)
+		value = gjson.Parse(s[i:end])
 	}
+	value.Index = i - it.base + it.vIndex
+	if i = skipSpace(s, end); i < it.closing { // a comma
+		i = skipSpace(s, i+1)
+	}
+	it.i = i
+	return it.key, value, true
 }
 
 // stringEnd returns the offset after the JSON string starting with the quote at i, and whether the
@@ -174,7 +212,24 @@ func scalarEnd(s string, i int) int {
 // whether the key occurs more than once: such a document is refused, since readers disagree on which
 // occurrence counts (encoding/json takes the last, gjson the first).
 func (x *jsonIndex) member(obj gjson.Result, key string) (keyResult, value gjson.Result, duplicate bool) {
-	x.forEach(obj, func(k, v gjson.Result) bool {
+	it, ok := x.members(obj)
+	if !ok {
+		return memberOf(obj, key)
+	}
+	for k, v, more := it.next(); more; k, v, more = it.next() {
+		if k.Str == key {
+			if value.Exists() {
+				return keyResult, value, true
+			}
+			keyResult, value = k, v
+		}
+	}
+	return keyResult, value, false
+}
+
+// memberOf is member for an object gjson reads.
+func memberOf(obj gjson.Result, key string) (keyResult, value gjson.Result, duplicate bool) {
+	obj.ForEach(func(k, v gjson.Result) bool {
 		if k.Str == key {
 			if value.Exists() {
 				duplicate = true
@@ -195,8 +250,12 @@ func (x *jsonIndex) child(obj gjson.Result, key string) (gjson.Result, bool) {
 
 // hasMembers reports whether the object obj has a member.
 func (x *jsonIndex) hasMembers(obj gjson.Result) bool {
+	if it, ok := x.members(obj); ok {
+		_, _, more := it.next()
+		return more
+	}
 	has := false
-	x.forEach(obj, func(_, _ gjson.Result) bool {
+	obj.ForEach(func(_, _ gjson.Result) bool {
 		has = true
 		return false
 	})
