@@ -119,7 +119,7 @@ bench-wasmtime: policy.wasm build/floor.wasm build/typed.wasm $(YUNIKORN_NATIVE)
 # policy runs (make bench times whole evaluations; natively they are 3-4x faster and allocate differently).
 .PHONY: bench-guest
 bench-guest: $(TOOLS)/tinygo.path ## policy/'s Go benchmarks inside the wasm guest (TinyGo, wazero); BENCH=regexp selects
-	hack/bench-guest.sh $$(cat $(TOOLS)/tinygo.path) '$(BENCH)' $(BENCHTIME)
+	TINYGO_FLAGS='$(filter-out -scheduler=none,$(TINYGO_FLAGS))' hack/bench-guest.sh $$(cat $(TOOLS)/tinygo.path) '$(BENCH)' $(BENCHTIME)
 
 BENCH ?= .
 BENCHTIME ?= 1s

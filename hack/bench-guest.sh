@@ -8,8 +8,12 @@
 # bench_test.go and the one helper it needs are copied; TinyGo's testing has no b.Loop, so the timed loop
 # is rewritten as `for range b.N` after b.ResetTimer.
 #
-# Usage: hack/bench-guest.sh TINYGO [BENCH_REGEXP] [BENCHTIME]
+# Usage: TINYGO_FLAGS="..." hack/bench-guest.sh TINYGO [BENCH_REGEXP] [BENCHTIME]
+# (make bench-guest passes the Makefile's TINYGO_FLAGS without -scheduler=none: the testing package starts
+# goroutines)
 set -euo pipefail
+
+flags=${TINYGO_FLAGS:?set TINYGO_FLAGS to the policy build flags, or run make bench-guest}
 
 tinygo=${1:?usage: hack/bench-guest.sh TINYGO [BENCH_REGEXP] [BENCHTIME]}
 bench=${2:-.}
@@ -37,8 +41,8 @@ fi
 sed -e 's|^module .*|module guestbench|' "$root/go.mod" >"$work/go.mod"
 cp "$root/go.sum" "$work/"
 
-# The policy's TinyGo flags (Makefile TINYGO_FLAGS) but the scheduler: the testing package starts goroutines.
-(cd "$work" && "$tinygo" test -c -o "$work/bench.wasm" -target=wasi -no-debug -opt=2 ./policy)
+# shellcheck disable=SC2086 # the flags are words
+(cd "$work" && "$tinygo" test -c -o "$work/bench.wasm" $flags ./policy)
 wazero=$root/build/wazero
 [ -x "$wazero" ] || (cd "$root" && go build -o "$wazero" github.com/tetratelabs/wazero/cmd/wazero)
 "$wazero" run -mount="$root/testdata:/testdata:ro" "$work/bench.wasm" \
