@@ -16,7 +16,7 @@ func main() {
 	// the user nothing (docs/rules.md "Bad input").
 	wapc.RegisterFunctions(wapc.Functions{
 		"validate": func(payload []byte) ([]byte, error) {
-			return policy.Validate(payload, logger), nil
+			return policy.ValidateOver(payload, logger), nil
 		},
 		"validate_settings": func(payload []byte) ([]byte, error) {
 			return policy.ValidateSettings(payload), nil

@@ -38,7 +38,8 @@ func seedRequests(f *testing.F) [][]byte {
 }
 
 // FuzzValidate: whatever the payload, the answer is one well-formed response with accepted set; a rejection
-// has code 400 and a message; a mutation is a JSON object; identical input gives identical bytes.
+// has code 400 and a message; a mutation is a JSON object; identical input gives identical bytes, and
+// ValidateOver (the answer written over the payload) gives the same bytes.
 func FuzzValidate(f *testing.F) {
 	for _, req := range seedRequests(f) {
 		for _, settings := range []string{`{}`, rejectSettings, externalSettings, noControllersSettings, fuzzKindSettings} {
@@ -70,6 +71,7 @@ func FuzzValidate(f *testing.F) {
 		if again := Validate(payload, logger); !bytes.Equal(out, again) {
 			t.Fatalf("output differs between runs:\n%s\n%s", out, again)
 		}
+		checkValidateOver(t, string(payload), out)
 	})
 }
 
@@ -305,6 +307,7 @@ func FuzzCustomKind(f *testing.F) {
 			return
 		}
 		out := Validate(payload(object), logger)
+		checkValidateOver(t, string(payload(object)), out)
 		var resp response
 		if err := json.Unmarshal(out, &resp); err != nil {
 			t.Fatalf("not a response: %v\n%s", err, out)

@@ -3,6 +3,7 @@ package policy
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,6 +54,7 @@ func evaluateRaw(t *testing.T, payload string) (response, string) {
 	t.Helper()
 	var logs bytes.Buffer
 	out := Validate([]byte(payload), NewLogger(&logs))
+	checkValidateOver(t, payload, out)
 	var resp response
 	if err := json.Unmarshal(out, &resp); err != nil {
 		t.Fatalf("response is not JSON: %v\n%s", err, out)
@@ -221,4 +223,14 @@ func partsString(parts []part) string {
 		p.write(func(s string) { b.WriteString(s) })
 	}
 	return b.String()
+}
+
+// checkValidateOver checks that ValidateOver, the waPC handler's entry, answers payload with the bytes
+// Validate answered (want), whether it wrote them over the payload or into a buffer of its own.
+func checkValidateOver(t *testing.T, payload string, want []byte) {
+	t.Helper()
+	buf := []byte(payload)
+	if got := ValidateOver(buf, NewLogger(io.Discard)); !bytes.Equal(got, want) {
+		t.Fatalf("ValidateOver answered\n%s\nValidate answered\n%s", got, want)
+	}
 }

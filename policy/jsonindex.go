@@ -35,14 +35,23 @@ type container struct {
 
 // at returns the offset of raw in the indexed document, or -1 when raw is not a view of it.
 func (x *jsonIndex) at(raw string) int {
-	if x == nil || raw == "" || x.doc == "" {
+	if x == nil {
 		return -1
 	}
-	doc, p := uintptr(unsafe.Pointer(unsafe.StringData(x.doc))), uintptr(unsafe.Pointer(unsafe.StringData(raw)))
-	if len(raw) > len(x.doc) || p < doc || p-doc > uintptr(len(x.doc)-len(raw)) {
+	return offsetIn(x.doc, raw)
+}
+
+// offsetIn returns the offset of raw in doc when raw is a view of doc's bytes (a substring sharing its
+// memory), or -1 (raw or doc empty, or raw held anywhere else).
+func offsetIn(doc, raw string) int {
+	if raw == "" || doc == "" {
 		return -1
 	}
-	return int(p - doc)
+	d, p := uintptr(unsafe.Pointer(unsafe.StringData(doc))), uintptr(unsafe.Pointer(unsafe.StringData(raw)))
+	if len(raw) > len(doc) || p < d || p-d > uintptr(len(doc)-len(raw)) {
+		return -1
+	}
+	return int(p - d)
 }
 
 // following returns the number of the first recorded container that starts at offset at or after it.

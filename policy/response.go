@@ -2,7 +2,6 @@ package policy
 
 import (
 	"github.com/mailru/easyjson/buffer"
-	"github.com/mailru/easyjson/jlexer"
 	"github.com/mailru/easyjson/jwriter"
 )
 
@@ -29,30 +28,57 @@ func badInput(message string) decision { return reject(message) }
 //
 //easyjson:json
 type validationResponse struct {
-	Accepted      bool     `json:"accepted"`
-	Message       string   `json:"message,omitempty"`
-	Code          uint16   `json:"code,omitempty"`
-	MutatedObject edit     `json:"mutated_object,omitempty"`
-	Warnings      []string `json:"warnings,omitempty"`
+	Accepted      bool           `json:"accepted"`
+	Message       string         `json:"message,omitempty"`
+	Code          uint16         `json:"code,omitempty"`
+	MutatedObject responseObject `json:"mutated_object,omitempty"`
+	Warnings      []string       `json:"warnings,omitempty"`
 }
 
-func (d decision) encode() []byte {
-	resp := validationResponse{
-		Accepted:      d.accepted,
-		Message:       d.message,
-		Code:          d.code,
-		MutatedObject: d.mutated,
-		Warnings:      d.warnings,
+// responseObject stands in for the mutated object while easyjson writes the rest of the response: it
+// writes nothing and records where the object goes, and encodeOver writes the object there itself, once.
+type responseObject struct{ at *int }
+
+// IsDefined makes omitempty leave out the member when nothing changed.
+func (o responseObject) IsDefined() bool { return o.at != nil }
+
+// MarshalEasyJSON records the object's place in the response.
+func (o responseObject) MarshalEasyJSON(w *jwriter.Writer) { *o.at = w.Size() }
+
+// encode answers with the decision in a buffer of its own.
+func (d decision) encode() []byte { return d.encodeOver(nil) }
+
+// encodeOver answers with the decision written over buf, the validate payload it was read from, when the
+// answer fits in buf and writing it from the start never overwrites a byte of buf that is still to be
+// read (edit.placeOver); otherwise in a buffer of its own, sized for the whole answer. A mutated object
+// is as large as the request's, and in the guest a buffer for it costs more than the copy: the heap grows
+// for a large one, after a collection that frees nothing and follows every view into the payload back to
+// the payload's start, and its pages are new pages to touch.
+func (d decision) encodeOver(buf []byte) []byte {
+	at := -1
+	resp := validationResponse{Accepted: d.accepted, Message: d.message, Code: d.code, Warnings: d.warnings}
+	if d.mutated.changed() {
+		resp.MutatedObject = responseObject{at: &at}
 	}
-	// One buffer sized for the whole answer: the mutated object is as large as the request's object, and
-	// easyjson's default chunked buffer would copy it twice more (and let the GC run) on its way out.
-	size := d.mutated.Len() + 2*len(d.message) + 64
+	size := 2*len(d.message) + 64
 	for _, warning := range d.warnings {
 		size += 2*len(warning) + 4
 	}
 	w := jwriter.Writer{Buffer: buffer.Buffer{Buf: make([]byte, 0, size)}}
 	resp.MarshalEasyJSON(&w)
-	return w.Buffer.BuildBytes()
+	frame := w.Buffer.BuildBytes()
+	if at < 0 {
+		return frame
+	}
+	var out []byte
+	if n := len(frame) + d.mutated.Len(); n <= len(buf) && d.mutated.placeOver(buf, at) {
+		out = buf[:0]
+	} else {
+		out = make([]byte, 0, n)
+	}
+	out = append(out, frame[:at]...)
+	out = d.mutated.appendTo(out)
+	return append(out, frame[at:]...)
 }
 
 // settingsResponse is Kubewarden's SettingsValidationResponse.
@@ -68,12 +94,3 @@ func (s settingsResponse) encode() []byte {
 	s.MarshalEasyJSON(&w)
 	return w.Buffer.BuildBytes()
 }
-
-// MarshalEasyJSON writes the edited object as it is: valid JSON by construction.
-func (e edit) MarshalEasyJSON(w *jwriter.Writer) { e.writeTo(w.RawString) }
-
-// IsDefined makes omitempty leave out the zero edit.
-func (e edit) IsDefined() bool { return e.changed() }
-
-// UnmarshalEasyJSON reads an object as an unedited document (the response is only decoded in tests).
-func (e *edit) UnmarshalEasyJSON(in *jlexer.Lexer) { *e = edit{doc: string(in.Raw())} }

@@ -43,7 +43,7 @@ func easyjson6ff3ac1dDecodeGithubComSeedA6d343dfYunikornUserInfoPolicyPolicy(in 
 		case "code":
 			out.Code = uint16(in.Uint16())
 		case "mutated_object":
-			(out.MutatedObject).UnmarshalEasyJSON(in)
+			easyjson6ff3ac1dDecodeGithubComSeedA6d343dfYunikornUserInfoPolicyPolicy1(in, &out.MutatedObject)
 		case "warnings":
 			if in.IsNull() {
 				in.Skip()
@@ -131,7 +131,46 @@ func (v validationResponse) MarshalEasyJSON(w *jwriter.Writer) {
 func (v *validationResponse) UnmarshalEasyJSON(l *jlexer.Lexer) {
 	easyjson6ff3ac1dDecodeGithubComSeedA6d343dfYunikornUserInfoPolicyPolicy(l, v)
 }
-func easyjson6ff3ac1dDecodeGithubComSeedA6d343dfYunikornUserInfoPolicyPolicy1(in *jlexer.Lexer, out *settingsResponse) {
+func easyjson6ff3ac1dDecodeGithubComSeedA6d343dfYunikornUserInfoPolicyPolicy1(in *jlexer.Lexer, out *responseObject) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		if in.IsNull() {
+			in.Skip()
+			in.WantComma()
+			continue
+		}
+		switch key {
+		default:
+			in.AddError(&jlexer.LexerError{
+				Offset: in.GetPos(),
+				Reason: "unknown field",
+				Data:   key,
+			})
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjson6ff3ac1dEncodeGithubComSeedA6d343dfYunikornUserInfoPolicyPolicy1(out *jwriter.Writer, in responseObject) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	out.RawByte('}')
+}
+func easyjson6ff3ac1dDecodeGithubComSeedA6d343dfYunikornUserInfoPolicyPolicy2(in *jlexer.Lexer, out *settingsResponse) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -168,7 +207,7 @@ func easyjson6ff3ac1dDecodeGithubComSeedA6d343dfYunikornUserInfoPolicyPolicy1(in
 		in.Consumed()
 	}
 }
-func easyjson6ff3ac1dEncodeGithubComSeedA6d343dfYunikornUserInfoPolicyPolicy1(out *jwriter.Writer, in settingsResponse) {
+func easyjson6ff3ac1dEncodeGithubComSeedA6d343dfYunikornUserInfoPolicyPolicy2(out *jwriter.Writer, in settingsResponse) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -187,10 +226,10 @@ func easyjson6ff3ac1dEncodeGithubComSeedA6d343dfYunikornUserInfoPolicyPolicy1(ou
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v settingsResponse) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjson6ff3ac1dEncodeGithubComSeedA6d343dfYunikornUserInfoPolicyPolicy1(w, v)
+	easyjson6ff3ac1dEncodeGithubComSeedA6d343dfYunikornUserInfoPolicyPolicy2(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *settingsResponse) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjson6ff3ac1dDecodeGithubComSeedA6d343dfYunikornUserInfoPolicyPolicy1(l, v)
+	easyjson6ff3ac1dDecodeGithubComSeedA6d343dfYunikornUserInfoPolicyPolicy2(l, v)
 }

@@ -173,6 +173,59 @@ func (e edit) String() string {
 	return b.String()
 }
 
+// appendTo appends the edited document to out.
+func (e edit) appendTo(out []byte) []byte {
+	e.writeTo(func(s string) { out = append(out, s...) })
+	return out
+}
+
+// placeOver prepares the edited document to be written over buf, the payload it was read from, after
+// the at bytes the response starts with: it copies each part that is a view of buf to the heap (a
+// stamp's groups: small), moves the document to the end of buf (policy-server's payload has the object
+// near its start, keys sorted, and the response grows it by a stamp), and reports whether writing the
+// pieces in order from at (appendTo, which copies with memmove semantics) reads each piece of the
+// document before anything overwrites it. Whatever it reports, the edit then writes the same document.
+func (e *edit) placeOver(buf []byte, at int) bool {
+	b := unsafe.String(unsafe.SliceData(buf), len(buf))
+	for i := -1; i < len(e.more); i++ {
+		for j, p := range e.spanAt(i).parts {
+			if offsetIn(b, p.text) >= 0 {
+				e.spanAt(i).parts[j].text = strings.Clone(p.text) // parts are the decision's own
+			}
+		}
+	}
+	if offsetIn(b, e.doc) >= 0 {
+		base := len(buf) - len(e.doc)
+		copy(buf[base:], e.doc)
+		e.doc = b[base:]
+	}
+	o, pos := at, 0
+	for i := -1; i < len(e.more); i++ {
+		s := e.spanAt(i)
+		if !intact(b, e.doc[pos:s.start], o) {
+			return false
+		}
+		o += s.end - pos + s.delta()
+		pos = s.end
+	}
+	return intact(b, e.doc[pos:], o)
+}
+
+// spanAt returns the edit's span i, -1 being the first.
+func (e *edit) spanAt(i int) *span {
+	if i < 0 {
+		return &e.span
+	}
+	return &e.more[i]
+}
+
+// intact reports whether text, written at offset o of buf, is read before anything overwrites it: it is
+// not a view of buf, or it starts at o or after it (everything before o is written already).
+func intact(buf, text string, o int) bool {
+	at := offsetIn(buf, text)
+	return at < 0 || o <= at
+}
+
 func (e edit) writeTo(write func(string)) {
 	at := e.write(e.doc, 0, write)
 	for _, s := range e.more {

@@ -14,6 +14,14 @@ func Validate(payload []byte, logger *onelog.Logger) []byte {
 	return evaluate(payload, logger).encode()
 }
 
+// ValidateOver is Validate for a payload the caller has no further use for: the answer is written over
+// the payload's bytes when it fits there (decision.encodeOver), so that a mutated object, as large as the
+// request's, needs no buffer of its own. The waPC handler uses it: the request buffer is the guest's own,
+// and nothing reads it after the call.
+func ValidateOver(payload []byte, logger *onelog.Logger) []byte {
+	return evaluate(payload, logger).encodeOver(payload)
+}
+
 // ValidateSettings answers a Kubewarden validate_settings payload (the settings object).
 func ValidateSettings(payload []byte) []byte {
 	_, problem := CheckSettings(payload)
