@@ -3,6 +3,8 @@ package policy
 import (
 	"bytes"
 	"io"
+	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -95,4 +97,76 @@ func TestEditPlaceOver_NoWhenTheDocumentWouldBeOverwritten(t *testing.T) {
 	if out := string(e.appendTo(nil)); out != want {
 		t.Fatalf("wrote %s, want %s", out, want)
 	}
+}
+
+// FuzzEditPlaceOver: for any edit of a document that is a view of a buffer (spans that keep, replace,
+// insert and remove text; parts that are literals or views of anywhere in the buffer, some written with
+// their quotes escaped), writing it over the buffer after a response head, when placeOver allows it,
+// gives the bytes writing it into a buffer of its own gives. A wrong answer here would be a wrong
+// identity in the stamp.
+func FuzzEditPlaceOver(f *testing.F) {
+	f.Add([]byte(`{"kind":"Pod","object":{"metadata":{"annotations":{}}},"userInfo":{"groups":["a","b"]}}`), uint64(1), uint8(35))
+	f.Add([]byte(`{"object":{"k":1,"a":"0123456789abcdefghij","b":1},"settings":{}}`), uint64(7), uint8(0))
+	f.Add([]byte(`0123456789abcdef["a","b"],"object":{"k":1}}`), uint64(3), uint8(12))
+	f.Fuzz(func(t *testing.T, data []byte, seed uint64, head uint8) {
+		if len(data) < 2 {
+			return
+		}
+		rng := rand.New(rand.NewPCG(seed, uint64(len(data))))
+		e, at := fuzzEdit(data, rng), int(head)
+		prefix := strings.Repeat("h", at)
+		// What the edit writes, from a copy of the buffer nobody writes over.
+		want := prefix + string(fuzzEdit(bytes.Clone(data), rand.New(rand.NewPCG(seed, uint64(len(data))))).appendTo(nil))
+		if e.Len() != len(want)-at {
+			t.Fatalf("Len %d, wrote %d", e.Len(), len(want)-at)
+		}
+		var got []byte
+		if at+e.Len() <= len(data) && e.placeOver(data, at) {
+			got = e.appendTo(append(data[:0], prefix...))
+		} else {
+			got = e.appendTo([]byte(prefix))
+		}
+		if string(got) != want {
+			t.Fatalf("over the buffer: %q\nown buffer:       %q", got, want)
+		}
+	})
+}
+
+// fuzzEdit builds an edit of a random view of buf: up to four spans in order, each replacing its text
+// (possibly none) by up to three parts, each a literal or a view of a random range of buf, escaped or not.
+func fuzzEdit(buf []byte, rng *rand.Rand) edit {
+	text := unsafe.String(unsafe.SliceData(buf), len(buf))
+	a := rng.IntN(len(text))
+	b := a + rng.IntN(len(text)-a+1)
+	e := edit{doc: text[a:b]}
+	cuts := make([]int, 2*rng.IntN(5))
+	for i := range cuts {
+		cuts[i] = rng.IntN(len(e.doc) + 1)
+	}
+	slices.Sort(cuts)
+	for i := 0; i < len(cuts); i += 2 {
+		s := span{start: cuts[i], end: cuts[i+1]}
+		if rng.IntN(3) == 0 {
+			s.end = s.start // an insertion
+		}
+		for range rng.IntN(4) {
+			var p part
+			if rng.IntN(2) == 0 {
+				p.text = `"lit":"` + strings.Repeat("x", rng.IntN(40)) + `",`
+			} else {
+				from := rng.IntN(len(text))
+				p.text = text[from : from+rng.IntN(len(text)-from+1)]
+			}
+			if rng.IntN(2) == 0 {
+				p.quotes = strings.Count(p.text, `"`)
+			}
+			s.parts = append(s.parts, p)
+		}
+		if i == 0 {
+			e.span = s
+		} else {
+			e.more = append(e.more, s)
+		}
+	}
+	return e
 }
