@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -226,11 +227,13 @@ func partsString(parts []part) string {
 }
 
 // checkValidateOver checks that ValidateOver, the waPC handler's entry, answers payload with the bytes
-// Validate answered (want), whether it wrote them over the payload or into a buffer of its own.
-func checkValidateOver(t *testing.T, payload string, want []byte) {
+// Validate answered (want), whether it wrote them over the payload or into a buffer of its own, and
+// reports which it did.
+func checkValidateOver(t *testing.T, payload string, want []byte) (out []byte, over bool) {
 	t.Helper()
 	buf := []byte(payload)
-	if got := ValidateOver(buf, NewLogger(io.Discard)); !bytes.Equal(got, want) {
-		t.Fatalf("ValidateOver answered\n%s\nValidate answered\n%s", got, want)
+	if out = ValidateOver(buf, NewLogger(io.Discard)); !bytes.Equal(out, want) {
+		t.Fatalf("ValidateOver answered\n%s\nValidate answered\n%s", out, want)
 	}
+	return out, len(out) > 0 && unsafe.SliceData(out) == unsafe.SliceData(buf)
 }
