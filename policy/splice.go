@@ -188,9 +188,10 @@ func (e edit) appendTo(out []byte) []byte {
 func (e *edit) placeOver(buf []byte, at int) bool {
 	b := unsafe.String(unsafe.SliceData(buf), len(buf))
 	for i := -1; i < len(e.more); i++ {
-		for j, p := range e.spanAt(i).parts {
-			if offsetIn(b, p.text) >= 0 {
-				e.spanAt(i).parts[j].text = strings.Clone(p.text) // parts are the decision's own
+		parts := e.spanAt(i).parts // the decision's own: a copy replaces the view for the writing
+		for j := range parts {
+			if offsetIn(b, parts[j].text) >= 0 {
+				parts[j].text = strings.Clone(parts[j].text)
 			}
 		}
 	}
