@@ -120,3 +120,22 @@ func BenchmarkValidate_Groups1000(b *testing.B) {
 	path(req, "request", "userInfo").(map[string]any)["groups"] = groups
 	benchmarkPayload(b, mustMarshal(b, req))
 }
+
+// BenchmarkIndexJSON_Pod100K times the validating pass alone on the Pod of BenchmarkValidate_Pod100K.
+func BenchmarkIndexJSON_Pod100K(b *testing.B) {
+	req := benchRequest(b)
+	container := path(req, "request", "object", "spec", "containers").([]any)[0].(map[string]any)
+	env := container["env"].([]any)
+	for i := 0; i < 1700; i++ {
+		env = append(env, map[string]any{"name": "SETTING_" + strconv.Itoa(i), "value": "some-configuration-value"})
+	}
+	container["env"] = env
+	payload := string(mustMarshal(b, req))
+	b.SetBytes(int64(len(payload)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if indexJSON(payload) == nil {
+			b.Fatal("not valid")
+		}
+	}
+}

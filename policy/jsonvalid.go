@@ -1,6 +1,9 @@
 package policy
 
-import "unsafe"
+import (
+	"math/bits"
+	"unsafe"
+)
 
 // validJSON reports whether s is exactly one JSON value (surrounded by optional whitespace), with the same
 // answer as encoding/json.Valid (a fuzz test compares them).
@@ -13,171 +16,179 @@ func indexJSON(s string) *jsonIndex { return indexJSONFrom(s, indexedSize) }
 // containers of minSize bytes or more (nil when s is not valid). It is iterative, keeping the open
 // containers in a slice: gjson.Valid recurses once per nesting level, and ~1,300 levels exhaust the 64 KiB
 // stack of the wasm guest, a trap the host turns into an HTTP 500 (docs/rules.md "Bad input": never). It
-// is also the one full pass over the payload that every request pays, so it is written for speed.
+// is also the one full pass over the payload that every request pays, so it is written for speed: one
+// loop, its state in locals (the kind of the innermost container too), every scan returning a single
+// offset (-1 for invalid text), and strings read eight bytes at a time.
 func indexJSONFrom(s string, minSize int) *jsonIndex {
-	x := &jsonIndex{doc: s, minSize: minSize}
-	var open []int // the numbers of the containers entered
+	var containers []container // the index's, kept in a local while the loop runs
+	var open []int             // the numbers of the containers entered
+	object := false            // the innermost open container is an object
 	i := 0
 	for {
-		var entered, ok bool
-		if i, open, entered, ok = x.scanValueStart(i, open); !ok {
+		// A value is expected at i.
+		if i = skipSpace(s, i); i >= len(s) {
 			return nil
 		}
-		if entered {
-			continue // a value is expected inside the new container
-		}
-		var done bool
-		if i, open, done, ok = x.scanValueEnd(i, open); !ok || done {
-			if !ok {
-				return nil
-			}
-			return x
-		}
-	}
-}
-
-// scanValueStart reads the value expected at i: a scalar or an empty container (entered false, i after
-// it), or the opening of a non-empty one (entered true, i at its first value).
-func (x *jsonIndex) scanValueStart(i int, open []int) (next int, _ []int, entered, ok bool) {
-	s := x.doc
-	i = skipSpace(s, i)
-	if i >= len(s) {
-		return i, open, false, false
-	}
-	switch c := s[i]; {
-	case c == '{' || c == '[':
-		closing := byte('}')
-		if c == '[' {
-			closing = ']'
-		}
-		start := i
-		if i = skipSpace(s, i+1); i < len(s) && s[i] == closing {
-			if i+1-start >= x.minSize {
-				x.containers = append(x.containers, container{start: start, end: i + 1, next: len(x.containers) + 1})
-			}
-			return i + 1, open, false, true
-		}
-		open = append(open, len(x.containers))
-		x.containers = append(x.containers, container{start: start})
-		if c == '{' {
-			i, ok = scanKey(s, i)
-			return i, open, true, ok
-		}
-		return i, open, true, true
-	case c == '"':
-		i, ok = scanString(s, i)
-	case c == 't':
-		i, ok = scanLiteral(s, i, "true")
-	case c == 'f':
-		i, ok = scanLiteral(s, i, "false")
-	case c == 'n':
-		i, ok = scanLiteral(s, i, "null")
-	case c == '-' || isDigit(c):
-		i, ok = scanNumber(s, i)
-	}
-	return i, open, false, ok
-}
-
-// scanValueEnd closes containers after a value until a comma asks for the next value (done false), or
-// the document ends (done true; ok when nothing but whitespace follows).
-func (x *jsonIndex) scanValueEnd(i int, open []int) (next int, _ []int, done, ok bool) {
-	s := x.doc
-	for {
-		i = skipSpace(s, i)
-		if len(open) == 0 {
-			return i, open, true, i == len(s)
-		}
-		if i >= len(s) {
-			return i, open, true, false
-		}
-		top := &x.containers[open[len(open)-1]]
-		switch kind := s[top.start]; {
-		case s[i] == ',' && kind == '{':
-			i, ok = scanKey(s, skipSpace(s, i+1))
-			return i, open, !ok, ok
-		case s[i] == ',':
-			return i + 1, open, false, true
-		case kind == '{' && s[i] == '}', kind == '[' && s[i] == ']':
-			if n := open[len(open)-1]; i+1-top.start < x.minSize && n == len(x.containers)-1 {
-				x.containers = x.containers[:n] // small: read again rather than looked up
-			} else {
-				top.end, top.next = i+1, len(x.containers)
-			}
-			open = open[:len(open)-1]
-			i++
-		default:
-			return i, open, true, false
-		}
-	}
-}
-
-// scanKey reads `"key" :` at i and returns the position after the colon.
-func scanKey(s string, i int) (int, bool) {
-	if i >= len(s) || s[i] != '"' {
-		return i, false
-	}
-	i, ok := scanString(s, i)
-	if !ok {
-		return i, false
-	}
-	if i = skipSpace(s, i); i >= len(s) || s[i] != ':' {
-		return i, false
-	}
-	return i + 1, true
-}
-
-// scanString reads the string starting with the quote at i and returns the position after its end.
-func scanString(s string, i int) (int, bool) {
-	for i++; i < len(s); i++ {
-		// Eight ordinary bytes at a time: most of a payload is the text of strings.
-		for i+8 <= len(s) {
-			w := load64(s, i)
-			if hasLess(w, 0x20)|hasByte(w, '"')|hasByte(w, '\\') != 0 {
+		switch c := s[i]; c {
+		case '"':
+			i = scanString(s, i)
+		case '{', '[':
+			start := i
+			if i = skipSpace(s, i+1); i < len(s) && s[i] == c+2 { // empty: '{'+2 is '}', '['+2 is ']'
+				i++
+				if i-start >= minSize {
+					containers = append(containers, container{start: start, end: i, next: len(containers) + 1})
+				}
 				break
 			}
-			i += 8
+			open = append(open, len(containers))
+			containers = append(containers, container{start: start})
+			if object = c == '{'; object {
+				if i = scanKey(s, i); i < 0 {
+					return nil
+				}
+			}
+			continue // the container's first value
+		case 't':
+			i = scanLiteral(s, i, "true")
+		case 'f':
+			i = scanLiteral(s, i, "false")
+		case 'n':
+			i = scanLiteral(s, i, "null")
+		default:
+			i = scanNumber(s, i)
 		}
-		if i >= len(s) {
+		if i < 0 {
+			return nil
+		}
+		// After a value: close containers until a comma asks for the next value, or the document ends.
+		for {
+			i = skipSpace(s, i)
+			if len(open) == 0 {
+				if i != len(s) {
+					return nil
+				}
+				return &jsonIndex{doc: s, containers: containers, minSize: minSize}
+			}
+			if i >= len(s) {
+				return nil
+			}
+			if c := s[i]; c == ',' {
+				if i++; object {
+					if i = scanKey(s, skipSpace(s, i)); i < 0 {
+						return nil
+					}
+				}
+				break
+			} else if object && c != '}' || !object && c != ']' {
+				return nil
+			}
+			i++
+			n := open[len(open)-1]
+			if top := &containers[n]; i-top.start < minSize && n == len(containers)-1 {
+				containers = containers[:n] // small: read again rather than looked up
+			} else {
+				top.end, top.next = i, len(containers)
+			}
+			if open = open[:len(open)-1]; len(open) > 0 {
+				object = s[containers[open[len(open)-1]].start] == '{'
+			}
+		}
+	}
+}
+
+// scanKey reads `"key" :` at i and returns the offset after the colon, or -1.
+func scanKey(s string, i int) int {
+	if i >= len(s) || s[i] != '"' {
+		return -1
+	}
+	if i = scanString(s, i); i < 0 {
+		return -1
+	}
+	if i = skipSpace(s, i); i >= len(s) || s[i] != ':' {
+		return -1
+	}
+	return i + 1
+}
+
+// scanString reads the string starting with the quote at i and returns the offset after its end, or -1.
+// The common case, a string of ordinary text, is read here eight bytes at a time; the rest (an escape, a
+// control character, the document's last bytes) by scanEscaped.
+func scanString(s string, i int) int {
+	for i++; i+8 <= len(s); i += 8 {
+		w := load64(s, i)
+		if m := hasLess(w, 0x20) | hasByte(w, '"') | hasByte(w, '\\'); m != 0 {
+			if i += firstFlagged(m); s[i] == '"' {
+				return i + 1
+			}
 			break
+		}
+	}
+	return scanEscaped(s, i)
+}
+
+// scanEscaped is scanString from i, inside the string.
+func scanEscaped(s string, i int) int {
+	for ; ; i++ {
+		if i = plainRun(s, i); i >= len(s) {
+			return -1
 		}
 		switch c := s[i]; {
 		case c == '"':
-			return i + 1, true
+			return i + 1
 		case c < 0x20:
-			return i, false
-		case c == '\\':
-			i++
-			if i >= len(s) {
-				return i, false
+			return -1
+		}
+		// A backslash: i is left on the escape's last byte.
+		if i++; i >= len(s) {
+			return -1
+		}
+		switch s[i] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		case 'u':
+			if i+4 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) || !isHex(s[i+3]) || !isHex(s[i+4]) {
+				return -1
 			}
-			switch s[i] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			case 'u':
-				if i+4 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) || !isHex(s[i+3]) || !isHex(s[i+4]) {
-					return i, false
-				}
-				i += 4
-			default:
-				return i, false
-			}
+			i += 4
+		default:
+			return -1
 		}
 	}
-	return i, false
+}
+
+// plainRun returns the offset of the first byte at or after i that is a quote, a backslash or a control
+// character (below 0x20), or len(s): the end of a run of a string's ordinary text, which is most of a
+// payload. It reads eight bytes at a time and takes the offset from the word's flags.
+func plainRun(s string, i int) int {
+	for ; i+8 <= len(s); i += 8 {
+		w := load64(s, i)
+		if m := hasLess(w, 0x20) | hasByte(w, '"') | hasByte(w, '\\'); m != 0 {
+			return i + firstFlagged(m)
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c == '"' || c == '\\' || c < 0x20 {
+			return i
+		}
+	}
+	return i
 }
 
 func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
-func scanLiteral(s string, i int, literal string) (int, bool) {
+// scanLiteral reads literal at i and returns the offset after it, or -1.
+func scanLiteral(s string, i int, literal string) int {
 	if len(s)-i < len(literal) || s[i:i+len(literal)] != literal {
-		return i, false
+		return -1
 	}
-	return i + len(literal), true
+	return i + len(literal)
 }
 
-// scanNumber reads -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? at i.
-func scanNumber(s string, i int) (int, bool) {
+// scanNumber reads -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? at i and returns the offset after it, or
+// -1.
+func scanNumber(s string, i int) int {
 	if s[i] == '-' {
 		i++
 	}
@@ -187,12 +198,12 @@ func scanNumber(s string, i int) (int, bool) {
 	case i < len(s) && '1' <= s[i] && s[i] <= '9':
 		i = skipDigits(s, i)
 	default:
-		return i, false
+		return -1
 	}
 	if i < len(s) && s[i] == '.' {
 		i++
 		if i >= len(s) || !isDigit(s[i]) {
-			return i, false
+			return -1
 		}
 		i = skipDigits(s, i)
 	}
@@ -202,11 +213,11 @@ func scanNumber(s string, i int) (int, bool) {
 			i++
 		}
 		if i >= len(s) || !isDigit(s[i]) {
-			return i, false
+			return -1
 		}
 		i = skipDigits(s, i)
 	}
-	return i, true
+	return i
 }
 
 func skipDigits(s string, i int) int {
@@ -219,7 +230,8 @@ func skipDigits(s string, i int) int {
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 // Word-at-a-time tests on eight bytes of text (Hacker's Delight 6-1): each is non-zero exactly when one
-// of the eight bytes qualifies (which bit is set says nothing reliable about which byte).
+// of the eight bytes qualifies, and its lowest flag marks the first byte that does (firstFlagged); a
+// flag above it may be false.
 const (
 	lowBits  = 0x0101010101010101
 	highBits = 0x8080808080808080
@@ -233,6 +245,12 @@ const (
 func load64(s string, i int) uint64 {
 	return *(*uint64)(unsafe.Add(unsafe.Pointer(unsafe.StringData(s)), i))
 }
+
+// firstFlagged returns the position in the text of the first byte flagged in m, a non-zero result of the
+// tests below (or of several of them, or'd): the lowest flag of each test is always a true one (a false
+// flag needs a borrow from a true one below it), and load64 reads little-endian (wasm, amd64, arm64), so
+// the lowest bit is the first byte.
+func firstFlagged(m uint64) int { return bits.TrailingZeros64(m) >> 3 }
 
 // hasLess: a byte of w is below n (n <= 0x80).
 func hasLess(w uint64, n byte) uint64 { return (w - lowBits*uint64(n)) &^ w & highBits }

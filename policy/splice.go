@@ -258,7 +258,10 @@ func skipSpaceBack(s string, i int) int {
 	return i
 }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+// isSpace reports JSON whitespace: one comparison for the bytes of text, a bit test for the rest.
+func isSpace(c byte) bool {
+	return c <= ' ' && uint64(1)<<c&(1<<' '|1<<'\t'|1<<'\n'|1<<'\r') != 0
+}
 
 // edits collects changes to the maps walker found in one document, so that every target is spliced in
 // one pass: settings refuse paths whose maps nest (annotationPath.inside) and a map is named once, so the
