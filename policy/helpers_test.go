@@ -219,11 +219,11 @@ var podKind = builtin(tableKind("", "Pod"))
 
 // partsString is the text parts write.
 func partsString(parts []part) string {
-	var b strings.Builder
+	var out []byte
 	for _, p := range parts {
-		p.write(func(s string) { b.WriteString(s) })
+		out = p.appendTo(out)
 	}
-	return b.String()
+	return string(out)
 }
 
 // checkValidateOver checks that ValidateOver, the waPC handler's entry, answers payload with the bytes

@@ -61,3 +61,29 @@ func FuzzValidJSON(f *testing.F) {
 		}
 	})
 }
+
+// firstFlagged finds the first byte a word test flags, wherever it is in the word and whatever follows
+// it (a flag above the first may be false): the scans that use it are strings.IndexByte and friends.
+func TestFirstFlagged_IsTheFirstByte(t *testing.T) {
+	for n := range 20 {
+		for at := range n + 1 {
+			s := []byte(strings.Repeat("a", n))
+			if at < n {
+				s[at] = '"'
+			}
+			for _, tail := range []string{"", `"`, "\x00", `\`, "\x01\"\\\x1f"} {
+				text := string(s) + tail
+				if got, want := indexQuote(text), strings.IndexByte(text, '"'); got != want {
+					t.Fatalf("indexQuote(%q) = %d, want %d", text, got, want)
+				}
+				want := strings.IndexAny(text, "\"\\\x00\x01\x1f")
+				if want < 0 {
+					want = len(text)
+				}
+				if got := plainRun(text, 0); got != want {
+					t.Fatalf("plainRun(%q) = %d, want %d", text, got, want)
+				}
+			}
+		}
+	}
+}

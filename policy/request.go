@@ -182,13 +182,13 @@ func readGroups(raw string) (ok, plain bool, count int) {
 	plain, ascii, in := true, true, false
 	for i := 1; i < len(raw)-1; i++ {
 		if in {
-			// Eight bytes at a time through a group's ordinary ASCII text.
-			for i+8 < len(raw) {
+			// Eight bytes at a time through a group's ordinary ASCII text, to the first byte that is not.
+			for ; i+8 < len(raw); i += 8 {
 				w := load64(raw, i)
-				if hasByte(w, '"')|hasByte(w, '\\')|hasByte(w, '<')|hasByte(w, '>')|hasByte(w, '&')|hasHigh(w) != 0 {
+				if m := hasByte(w, '"') | hasByte(w, '\\') | hasByte(w, '<') | hasByte(w, '>') | hasByte(w, '&') | hasHigh(w); m != 0 {
+					i += firstFlagged(m)
 					break
 				}
-				i += 8
 			}
 		}
 		c := raw[i]

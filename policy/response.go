@@ -49,11 +49,10 @@ func (o responseObject) MarshalEasyJSON(w *jwriter.Writer) { *o.at = w.Size() }
 func (d decision) encode() []byte { return d.encodeOver(nil) }
 
 // encodeOver answers with the decision written over buf, the validate payload it was read from, when the
-// answer fits in buf and writing it from the start never overwrites a byte of buf that is still to be
-// read (edit.placeOver); otherwise in a buffer of its own, sized for the whole answer. A mutated object
-// is as large as the request's, and in the guest a buffer for it costs more than the copy: the heap grows
-// for a large one, after a collection that frees nothing and follows every view into the payload back to
-// the payload's start, and its pages are new pages to touch.
+// answer fits in buf (edit.writeOver); otherwise in a buffer of its own, sized for the whole answer. A
+// mutated object is as large as the request's, and in the guest a buffer for it costs more than the
+// copy: the heap grows for a large one, after a collection that frees nothing and follows every view into
+// the payload back to the payload's start, and its pages are new pages to touch.
 func (d decision) encodeOver(buf []byte) []byte {
 	at := -1
 	resp := validationResponse{Accepted: d.accepted, Message: d.message, Code: d.code, Warnings: d.warnings}
@@ -70,13 +69,14 @@ func (d decision) encodeOver(buf []byte) []byte {
 	if at < 0 {
 		return frame
 	}
-	var out []byte
-	if n := len(frame) + d.mutated.Len(); n <= len(buf) && d.mutated.placeOver(buf, at) {
-		out = buf[:0]
-	} else {
-		out = make([]byte, 0, n)
+	n := len(frame) + d.mutated.Len()
+	if n <= len(buf) {
+		end := d.mutated.writeOver(buf, at)
+		copy(buf, frame[:at]) // after the object: its text may have been there
+		copy(buf[end:], frame[at:])
+		return buf[:n]
 	}
-	out = append(out, frame[:at]...)
+	out := append(make([]byte, 0, n), frame[:at]...)
 	out = d.mutated.appendTo(out)
 	return append(out, frame[at:]...)
 }

@@ -38,8 +38,8 @@ func podCreate(groups []string, pad int, fixtureOrder bool) string {
 }
 
 // The waPC handler's answer to a mutation is written over the request's own buffer: no buffer the size
-// of the object. policy-server's payload has the object near its start: the object is moved to the end
-// of the buffer first, over userInfo, whose groups the stamp is made of (copied before).
+// of the object. policy-server's payload has the object near its start, and userInfo, whose groups the
+// stamp is made of, after it (the groups are copied first).
 func TestValidateOver_WritesTheMutationOverThePayload(t *testing.T) {
 	for _, fixtureOrder := range []bool{false, true} {
 		for _, pad := range []int{0, 40} {
@@ -73,10 +73,11 @@ func TestValidateOver_AnswersWithoutMutation(t *testing.T) {
 	validateOver(t, `not json`)
 }
 
-// An edit that inserts and then removes more than it inserted is shorter than the document, yet written
-// over it from the start it would overwrite the text after the insertion before reading it: placeOver
-// says no, and the edit still writes the right document elsewhere.
-func TestEditPlaceOver_NoWhenTheDocumentWouldBeOverwritten(t *testing.T) {
+// An edit that inserts and then removes more than it inserted, written over its own text from the start:
+// the insertion pushes the text after it towards the end, over text that is still to be read, unless that
+// text is moved first. writeOver moves the pieces that go towards the start in order and the others in
+// reverse order, so every piece is read before anything overwrites it.
+func TestEditWriteOver_InsertThenRemove(t *testing.T) {
 	buf := []byte(`{"k":1,"a":"0123456789abcdefghij","b":1}`)
 	text := unsafe.String(unsafe.SliceData(buf), len(buf))
 	e := edit{doc: text, span: span{start: 1, end: 1, parts: []part{{text: `"new":true,`}}},
@@ -85,20 +86,40 @@ func TestEditPlaceOver_NoWhenTheDocumentWouldBeOverwritten(t *testing.T) {
 	if e.Len() != len(want) {
 		t.Fatalf("Len %d, want %d", e.Len(), len(want))
 	}
-	if e.placeOver(buf, 0) {
-		t.Fatal("placeOver: yes, want no")
-	}
-	if out := string(e.appendTo(nil)); out != want {
-		t.Fatalf("wrote %s, want %s", out, want)
+	if end := e.writeOver(buf, 0); string(buf[:end]) != want {
+		t.Fatalf("wrote %s, want %s", buf[:end], want)
 	}
 }
 
-// FuzzEditPlaceOver: for any edit of a document that is a view of a buffer (spans that keep, replace,
+// A stamp longer than the text before the object (the object moves towards the end after the stamp, and
+// towards the start before it), with parts that are views of the buffer behind the object (the groups,
+// escaped): the answer is the one written into a buffer of its own.
+func TestEditWriteOver_MovesTextBothWays(t *testing.T) {
+	payload := `{"x":1,"object":{"metadata":{"name":"p"},"spec":{"a":"0123456789"}},"groups":["devops","ops"],"pad":"................................................................................"}`
+	buf := []byte(payload)
+	text := unsafe.String(unsafe.SliceData(buf), len(buf))
+	obj := strings.Index(payload, `{"metadata"`)
+	groups := text[strings.Index(payload, `["devops"`):strings.Index(payload, `,"pad"`)]
+	doc := text[obj:strings.Index(payload, `,"groups"`)]
+	meta := strings.Index(doc, `"name"`)
+	e := edit{doc: doc, span: span{start: meta, end: meta, parts: []part{
+		{text: `"annotations":{"user.info":"{\"groups\":`}, {text: groups, quotes: strings.Count(groups, `"`)}, {text: `}"},`}}}}
+	want := "HEAD" + string(e.appendTo(nil))
+	if !strings.Contains(want, `"annotations":{"user.info":"{\"groups\":[\"devops\",\"ops\"]}"},"name":"p"`) {
+		t.Fatalf("the test's edit is wrong: %s", want)
+	}
+	end := e.writeOver(buf, 4)
+	copy(buf, "HEAD")
+	if got := string(buf[:end]); got != want {
+		t.Fatalf("over the buffer: %s\nown buffer:       %s", got, want)
+	}
+}
+
+// FuzzEditWriteOver: for any edit of a document that is a view of a buffer (spans that keep, replace,
 // insert and remove text; parts that are literals or views of anywhere in the buffer, some written with
-// their quotes escaped), writing it over the buffer after a response head, when placeOver allows it,
-// gives the bytes writing it into a buffer of its own gives. A wrong answer here would be a wrong
-// identity in the stamp.
-func FuzzEditPlaceOver(f *testing.F) {
+// their quotes escaped), writing it over the buffer after a response head, when it fits, gives the bytes
+// writing it into a buffer of its own gives. A wrong answer here would be a wrong identity in the stamp.
+func FuzzEditWriteOver(f *testing.F) {
 	f.Add([]byte(`{"kind":"Pod","object":{"metadata":{"annotations":{}}},"userInfo":{"groups":["a","b"]}}`), uint64(1), uint8(35))
 	f.Add([]byte(`{"object":{"k":1,"a":"0123456789abcdefghij","b":1},"settings":{}}`), uint64(7), uint8(0))
 	f.Add([]byte(`0123456789abcdef["a","b"],"object":{"k":1}}`), uint64(3), uint8(12))
@@ -114,13 +135,12 @@ func FuzzEditPlaceOver(f *testing.F) {
 		if e.Len() != len(want)-at {
 			t.Fatalf("Len %d, wrote %d", e.Len(), len(want)-at)
 		}
-		var got []byte
-		if at+e.Len() <= len(data) && e.placeOver(data, at) {
-			got = e.appendTo(append(data[:0], prefix...))
-		} else {
-			got = e.appendTo([]byte(prefix))
+		if at+e.Len() > len(data) {
+			return // does not fit: written into a buffer of its own (appendTo, compared above)
 		}
-		if string(got) != want {
+		end := e.writeOver(data, at)
+		copy(data, prefix)
+		if got := string(data[:end]); got != want {
 			t.Fatalf("over the buffer: %q\nown buffer:       %q", got, want)
 		}
 	})

@@ -132,17 +132,33 @@ func texts(parts []part, ss ...string) []part {
 	return parts
 }
 
-// write writes the part.
-func (p part) write(write func(string)) {
+// appendTo appends the part's JSON text to out.
+func (p part) appendTo(out []byte) []byte {
 	s := p.text
 	if p.quotes > 0 {
-		for i := strings.IndexByte(s, '"'); i >= 0; i = strings.IndexByte(s, '"') {
-			write(s[:i])
-			write(`\"`)
+		for i := indexQuote(s); i >= 0; i = indexQuote(s) {
+			out = append(append(out, s[:i]...), '\\', '"')
 			s = s[i+1:]
 		}
 	}
-	write(s)
+	return append(out, s...)
+}
+
+// indexQuote is strings.IndexByte(s, '"'), eight bytes at a time (TinyGo's reads one byte at a time): the
+// stamp of a user in 20,000 groups is 40,000 quotes in ~750 KB.
+func indexQuote(s string) int {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if m := hasByte(load64(s, i), '"'); m != 0 {
+			return i + firstFlagged(m)
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] == '"' {
+			return i
+		}
+	}
+	return -1
 }
 
 // changed reports whether the edit holds a document (the zero edit means "no mutation").
@@ -167,25 +183,33 @@ func (s span) delta() int {
 
 // String returns the edited document, in one allocation.
 func (e edit) String() string {
-	var b strings.Builder
-	b.Grow(e.Len())
-	e.writeTo(func(s string) { b.WriteString(s) })
-	return b.String()
+	out := e.appendTo(make([]byte, 0, e.Len()))
+	return unsafe.String(unsafe.SliceData(out), len(out)) // out is ours and never written again
 }
 
 // appendTo appends the edited document to out.
 func (e edit) appendTo(out []byte) []byte {
-	e.writeTo(func(s string) { out = append(out, s...) })
-	return out
+	at := 0
+	for i := -1; i < len(e.more); i++ {
+		s := e.spanAt(i)
+		out = append(out, e.doc[at:s.start]...)
+		for _, p := range s.parts {
+			out = p.appendTo(out)
+		}
+		at = s.end
+	}
+	return append(out, e.doc[at:]...)
 }
 
-// placeOver prepares the edited document to be written over buf, the payload it was read from, after
-// the at bytes the response starts with: it copies each part that is a view of buf to the heap (a
-// stamp's groups: small), moves the document to the end of buf (policy-server's payload has the object
-// near its start, keys sorted, and the response grows it by a stamp), and reports whether writing the
-// pieces in order from at (appendTo, which copies with memmove semantics) reads each piece of the
-// document before anything overwrites it. Whatever it reports, the edit then writes the same document.
-func (e *edit) placeOver(buf []byte, at int) bool {
+// writeOver writes the edited document into buf at offset at, where buf is the payload the document was
+// read from (or any buffer), and returns the offset after it; the caller has checked that it fits
+// (at+e.Len() <= len(buf)) and writes the rest of the response around it afterwards. The pieces of the
+// document that are views of buf are moved without being read after anything overwrote them: first the
+// pieces that move towards the start, in order (each one's destination ends before the text of every
+// later piece), then those that move towards the end, in reverse order (each one's destination starts
+// after the text of every earlier piece), each with memmove semantics; the parts are written last, from
+// copies when they are views of buf (a stamp's groups). One move of the object, wherever the stamp goes.
+func (e *edit) writeOver(buf []byte, at int) int {
 	b := unsafe.String(unsafe.SliceData(buf), len(buf))
 	for i := -1; i < len(e.more); i++ {
 		parts := e.spanAt(i).parts // the decision's own: a copy replaces the view for the writing
@@ -195,22 +219,40 @@ func (e *edit) placeOver(buf []byte, at int) bool {
 			}
 		}
 	}
-	if offsetIn(b, e.doc) >= 0 {
-		base := len(buf) - len(e.doc)
-		copy(buf[base:], e.doc)
-		e.doc = b[base:]
-	}
+	// The pieces of the document between the spans, and where each goes.
+	pieces := make([]piece, 0, len(e.more)+2)
 	o, pos := at, 0
 	for i := -1; i < len(e.more); i++ {
 		s := e.spanAt(i)
-		if !intact(b, e.doc[pos:s.start], o) {
-			return false
-		}
+		pieces = append(pieces, piece{from: pos, to: s.start, at: o})
 		o += s.end - pos + s.delta()
 		pos = s.end
 	}
-	return intact(b, e.doc[pos:], o)
+	pieces = append(pieces, piece{from: pos, to: len(e.doc), at: o})
+	base := offsetIn(b, e.doc) // where the document's text is in buf (-1: elsewhere, read in any order)
+	for _, p := range pieces {
+		if base < 0 || p.at <= base+p.from {
+			copy(buf[p.at:], e.doc[p.from:p.to])
+		}
+	}
+	for k := len(pieces) - 1; k >= 0 && base >= 0; k-- {
+		if p := pieces[k]; p.at > base+p.from {
+			copy(buf[p.at:], e.doc[p.from:p.to])
+		}
+	}
+	for i := -1; i < len(e.more); i++ {
+		p := pieces[i+1]
+		o := p.at + p.to - p.from
+		for _, part := range e.spanAt(i).parts {
+			o += len(part.appendTo(buf[o:o])) // within buf: the caller checked that the document fits
+		}
+	}
+	last := pieces[len(pieces)-1]
+	return last.at + last.to - last.from
 }
+
+// piece is the text doc[from:to] of an edited document, written at offset at.
+type piece struct{ from, to, at int }
 
 // spanAt returns the edit's span i, -1 being the first.
 func (e *edit) spanAt(i int) *span {
@@ -218,30 +260,6 @@ func (e *edit) spanAt(i int) *span {
 		return &e.span
 	}
 	return &e.more[i]
-}
-
-// intact reports whether text, written at offset o of buf, is read before anything overwrites it: it is
-// not a view of buf, or it starts at o or after it (everything before o is written already).
-func intact(buf, text string, o int) bool {
-	at := offsetIn(buf, text)
-	return at < 0 || o <= at
-}
-
-func (e edit) writeTo(write func(string)) {
-	at := e.write(e.doc, 0, write)
-	for _, s := range e.more {
-		at = s.write(e.doc, at, write)
-	}
-	write(e.doc[at:])
-}
-
-// write writes doc from at up to the span, then the span's parts, and returns where the span ends.
-func (s span) write(doc string, at int, write func(string)) int {
-	write(doc[at:s.start])
-	for _, p := range s.parts {
-		p.write(write)
-	}
-	return s.end
 }
 
 func skipSpace(s string, i int) int {
