@@ -252,6 +252,12 @@ func load64(s string, i int) uint64 {
 // the lowest bit is the first byte.
 func firstFlagged(m uint64) int { return bits.TrailingZeros64(m) >> 3 }
 
+// store64 writes w to b[i:i+8], the counterpart of load64 (same byte order); the caller has checked
+// that i+8 <= len(b).
+func store64(b []byte, i int, w uint64) {
+	*(*uint64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), i)) = w
+}
+
 // hasLess: a byte of w is below n (n <= 0x80).
 func hasLess(w uint64, n byte) uint64 { return (w - lowBits*uint64(n)) &^ w & highBits }
 

@@ -73,9 +73,7 @@ func TestFirstFlagged_IsTheFirstByte(t *testing.T) {
 			}
 			for _, tail := range []string{"", `"`, "\x00", `\`, "\x01\"\\\x1f"} {
 				text := string(s) + tail
-				if got, want := indexQuote(text), strings.IndexByte(text, '"'); got != want {
-					t.Fatalf("indexQuote(%q) = %d, want %d", text, got, want)
-				}
+				checkQuotesEscaped(t, text)
 				want := strings.IndexAny(text, "\"\\\x00\x01\x1f")
 				if want < 0 {
 					want = len(text)
@@ -85,5 +83,21 @@ func TestFirstFlagged_IsTheFirstByte(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// checkQuotesEscaped checks appendQuotesEscaped on text: the text with its quotes escaped, appended
+// after what out held, and not a byte written past it in out's capacity (writeOver has written what
+// follows already).
+func checkQuotesEscaped(t *testing.T, text string) {
+	t.Helper()
+	want := strings.ReplaceAll(text, `"`, `\"`)
+	buf := []byte("abc" + strings.Repeat("#", len(want)+16))
+	got := appendQuotesEscaped(buf[:3], text, strings.Count(text, `"`))
+	if string(got) != "abc"+want {
+		t.Fatalf("appendQuotesEscaped(%q) = %q, want %q", text, got[3:], want)
+	}
+	if rest := string(buf[len(got):]); rest != strings.Repeat("#", 16) {
+		t.Fatalf("appendQuotesEscaped(%q) wrote past its end: %q", text, rest)
 	}
 }

@@ -185,7 +185,8 @@ func readGroups(raw string) (ok, plain bool, count int) {
 			// Eight bytes at a time through a group's ordinary ASCII text, to the first byte that is not.
 			for ; i+8 < len(raw); i += 8 {
 				w := load64(raw, i)
-				if m := hasByte(w, '"') | hasByte(w, '\\') | hasByte(w, '<') | hasByte(w, '>') | hasByte(w, '&') | hasHigh(w); m != 0 {
+				// '"' or '&' are the bytes that are 0x26 with bit 0x04 set, '<' or '>' 0x3E with 0x02 set.
+				if m := hasByte(w|lowBits*0x04, '&') | hasByte(w|lowBits*0x02, '>') | hasByte(w, '\\') | hasHigh(w); m != 0 {
 					i += firstFlagged(m)
 					break
 				}

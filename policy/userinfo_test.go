@@ -171,7 +171,9 @@ func TestReadGroups_FindsWhatMattersAtEveryOffset(t *testing.T) {
 	for _, special := range []struct {
 		text  string
 		plain bool
-	}{{`\"`, false}, {`\\`, false}, {"<", false}, {">", false}, {"&", false}, {"\u2028", false}, {"\xff", false}, {"é", true}, {"~", true}} {
+	}{{`\"`, false}, {`\\`, false}, {"<", false}, {">", false}, {"&", false}, {"\u2028", false}, {"\xff", false}, {"é", true}, {"~", true},
+		// Neighbours of the bytes the word test looks for, which it must not mistake for them.
+		{"$", true}, {"'", true}, {"=", true}, {"?", true}, {"%", true}, {";", true}, {"^", true}, {"|", true}} {
 		for at := range 20 {
 			group := strings.Repeat("a", at) + special.text + strings.Repeat("b", 19-at)
 			raw := `["` + group + `","cn=team-000001,ou=groups,dc=example","` + group + `"]`
