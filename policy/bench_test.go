@@ -126,7 +126,7 @@ func BenchmarkIndexJSON_Pod100K(b *testing.B) {
 	req := benchRequest(b)
 	container := path(req, "request", "object", "spec", "containers").([]any)[0].(map[string]any)
 	env := container["env"].([]any)
-	for i := 0; i < 1700; i++ {
+	for i := range 1700 {
 		env = append(env, map[string]any{"name": "SETTING_" + strconv.Itoa(i), "value": "some-configuration-value"})
 	}
 	container["env"] = env

@@ -17,84 +17,111 @@ func indexJSON(s string) *jsonIndex { return indexJSONFrom(s, indexedSize) }
 // containers in a slice: gjson.Valid recurses once per nesting level, and ~1,300 levels exhaust the 64 KiB
 // stack of the wasm guest, a trap the host turns into an HTTP 500 (docs/rules.md "Bad input": never). It
 // is also the one full pass over the payload that every request pays, so it is written for speed: one
-// loop, its state in locals (the kind of the innermost container too), every scan returning a single
-// offset (-1 for invalid text), and strings read eight bytes at a time.
+// loop for values and commas, every scan returning a single offset (-1 for invalid text), and strings read
+// eight bytes at a time.
 func indexJSONFrom(s string, minSize int) *jsonIndex {
-	var containers []container // the index's, kept in a local while the loop runs
-	var open []int             // the numbers of the containers entered
-	object := false            // the innermost open container is an object
+	v := validator{minSize: minSize}
+	object := false // the innermost open container is an object (a local: read at every comma)
 	i := 0
 	for {
 		// A value is expected at i.
 		if i = skipSpace(s, i); i >= len(s) {
 			return nil
 		}
+		entered := false
 		switch c := s[i]; c {
 		case '"':
 			i = scanString(s, i)
 		case '{', '[':
-			start := i
-			if i = skipSpace(s, i+1); i < len(s) && s[i] == c+2 { // empty: '{'+2 is '}', '['+2 is ']'
-				i++
-				if i-start >= minSize {
-					containers = append(containers, container{start: start, end: i, next: len(containers) + 1})
-				}
-				break
+			if i, entered = v.enter(s, i); entered {
+				object = c == '{'
 			}
-			open = append(open, len(containers))
-			containers = append(containers, container{start: start})
-			if object = c == '{'; object {
-				if i = scanKey(s, i); i < 0 {
-					return nil
-				}
-			}
-			continue // the container's first value
-		case 't':
-			i = scanLiteral(s, i, "true")
-		case 'f':
-			i = scanLiteral(s, i, "false")
-		case 'n':
-			i = scanLiteral(s, i, "null")
 		default:
-			i = scanNumber(s, i)
+			i = scanScalar(s, i)
 		}
 		if i < 0 {
 			return nil
 		}
+		if entered {
+			continue // the container's first value
+		}
 		// After a value: close containers until a comma asks for the next value, or the document ends.
-		for {
-			i = skipSpace(s, i)
-			if len(open) == 0 {
-				if i != len(s) {
-					return nil
-				}
-				return &jsonIndex{doc: s, containers: containers, minSize: minSize}
+		for i = skipSpace(s, i); i >= len(s) || s[i] != ','; i = skipSpace(s, i) {
+			if len(v.open) == 0 && i == len(s) {
+				return &jsonIndex{doc: s, containers: v.containers, minSize: minSize}
 			}
-			if i >= len(s) {
+			if i, object = v.leave(s, i, object); i < 0 {
 				return nil
 			}
-			if c := s[i]; c == ',' {
-				if i++; object {
-					if i = scanKey(s, skipSpace(s, i)); i < 0 {
-						return nil
-					}
-				}
-				break
-			} else if object && c != '}' || !object && c != ']' {
+		}
+		i++
+		if object {
+			if i = scanKey(s, skipSpace(s, i)); i < 0 {
 				return nil
-			}
-			i++
-			n := open[len(open)-1]
-			if top := &containers[n]; i-top.start < minSize && n == len(containers)-1 {
-				containers = containers[:n] // small: read again rather than looked up
-			} else {
-				top.end, top.next = i, len(containers)
-			}
-			if open = open[:len(open)-1]; len(open) > 0 {
-				object = s[containers[open[len(open)-1]].start] == '{'
 			}
 		}
 	}
+}
+
+// validator is indexJSONFrom's record of the containers: those recorded for the index (each entered
+// one, dropped again when it closes small) and those entered and not yet closed.
+type validator struct {
+	containers []container
+	open       []int // the numbers of the containers entered, innermost last
+	minSize    int
+}
+
+// enter reads the container opening at i: an empty one (entered false, the offset after it), or the
+// opening of another (entered true, the offset of its first value, after the key in an object); -1 when
+// the text is not valid.
+func (v *validator) enter(s string, i int) (next int, entered bool) {
+	start, c := i, s[i]
+	if i = skipSpace(s, i+1); i < len(s) && s[i] == c+2 { // empty: '{'+2 is '}', '['+2 is ']'
+		i++
+		if i-start >= v.minSize {
+			v.containers = append(v.containers, container{start: start, end: i, next: len(v.containers) + 1})
+		}
+		return i, false
+	}
+	v.open = append(v.open, len(v.containers))
+	v.containers = append(v.containers, container{start: start})
+	if c == '{' {
+		i = scanKey(s, i)
+	}
+	return i, true
+}
+
+// leave reads the bracket at i that closes the innermost container, an object or not, and returns the
+// offset after it (-1 when there is no such bracket: the document ended, or another byte is there) and
+// whether the container now innermost is an object.
+func (v *validator) leave(s string, i int, object bool) (next int, _ bool) {
+	if len(v.open) == 0 || i >= len(s) || s[i] != '}' && s[i] != ']' || (s[i] == '}') != object {
+		return -1, false
+	}
+	i++
+	n := v.open[len(v.open)-1]
+	if top := &v.containers[n]; i-top.start < v.minSize && n == len(v.containers)-1 {
+		v.containers = v.containers[:n] // small: read again rather than looked up
+	} else {
+		top.end, top.next = i, len(v.containers)
+	}
+	if v.open = v.open[:len(v.open)-1]; len(v.open) > 0 {
+		object = s[v.containers[v.open[len(v.open)-1]].start] == '{'
+	}
+	return i, object
+}
+
+// scanScalar reads the literal or number at i and returns the offset after it, or -1.
+func scanScalar(s string, i int) int {
+	switch s[i] {
+	case 't':
+		return scanLiteral(s, i, "true")
+	case 'f':
+		return scanLiteral(s, i, "false")
+	case 'n':
+		return scanLiteral(s, i, "null")
+	}
+	return scanNumber(s, i)
 }
 
 // scanKey reads `"key" :` at i and returns the offset after the colon, or -1.
@@ -140,7 +167,8 @@ func scanEscaped(s string, i int) int {
 			return -1
 		}
 		// A backslash: i is left on the escape's last byte.
-		if i++; i >= len(s) {
+		i++
+		if i >= len(s) {
 			return -1
 		}
 		switch s[i] {
