@@ -46,8 +46,11 @@ func indexJSONFrom(s string, minSize int) *jsonIndex {
 			continue // the container's first value
 		}
 		// After a value: close containers until a comma asks for the next value, or the document ends.
-		for i = skipSpace(s, i); i >= len(s) || s[i] != ','; i = skipSpace(s, i) {
-			if len(v.open) == 0 && i == len(s) {
+		for i = skipSpace(s, i); len(v.open) == 0 || i >= len(s) || s[i] != ','; i = skipSpace(s, i) {
+			if len(v.open) == 0 { // the document's value: nothing but whitespace may follow
+				if i != len(s) {
+					return nil
+				}
 				return &jsonIndex{doc: s, containers: v.containers, minSize: minSize}
 			}
 			if i, object = v.leave(s, i, object); i < 0 {
