@@ -444,8 +444,8 @@ func buildScenarios(dir string) ([]scenario, error) {
 	return out, nil
 }
 
-// groupCounts are the requester sizes of the group scaling table.
-var groupCounts = []int{1000, 5000, 20000}
+// groupCounts are the requester sizes of the group scaling table (0: a requester in no group, the base).
+var groupCounts = []int{0, 1000, 5000, 20000}
 
 // withGroups gives the requester n groups of 35 characters each.
 func withGroups(req []byte, n int) ([]byte, error) {
