@@ -135,13 +135,7 @@ FUZZTIME ?= 60s
 
 .PHONY: fuzz
 fuzz: ## fuzz every target for FUZZTIME each (default 60s); crashers land in policy/testdata/fuzz
-	@for target in $(FUZZ_TARGETS); do \
-	  echo "== $$target ($(FUZZTIME))"; \
-	  go test ./policy -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) && continue; \
-	  echo "== $$target failed: once more (a crasher was saved to policy/testdata/fuzz and fails again at once;" \
-	    "Go's fuzzer sometimes ends with 'context deadline exceeded' and no crasher when its time runs out)"; \
-	  go test ./policy -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) || exit 1; \
-	done
+	hack/fuzz.sh $(FUZZTIME) $(FUZZ_TARGETS)
 
 .PHONY: fuzz-short
 fuzz-short: ## the short fuzz budget CI runs on every submission
