@@ -33,6 +33,9 @@ type scenario struct {
 	// request is the payload's AdmissionRequest, for YuniKorn's own handler (Options.Native); nil when
 	// YuniKorn has no equivalent (settings it does not have, kinds it does not know).
 	request []byte
+	// withPrevious: measured together with the scenario before it, taking turns with it, because the two
+	// are compared with each other (a requester in many groups and a Pod of the same size).
+	withPrevious bool
 }
 
 type module struct {
@@ -127,10 +130,15 @@ func Run(engine Engine, opts Options) error {
 		"min", "p50", "p99", "x floor", "memory", "p50", "x policy")
 	results := map[string]result{}
 	native := map[string]nativeResult{}
-	for _, sc := range scenarios {
-		if err := measureScenario(ctx, modules, sc, opts, results, native); err != nil {
+	for i := 0; i < len(scenarios); {
+		j := i + 1
+		for j < len(scenarios) && scenarios[j].withPrevious {
+			j++
+		}
+		if err := measureScenarios(ctx, modules, scenarios[i:j], opts, results, native); err != nil {
 			return err
 		}
+		i = j
 	}
 
 	fmt.Printf("\nphases, p50 (instantiate + _start + wapc_init | validate call | close):\n")
@@ -203,34 +211,38 @@ func Run(engine Engine, opts Options) error {
 	return nil
 }
 
-// measureScenario measures one scenario on the floor, the policy and the typed module and, with
-// opts.Native, YuniKorn's handler right after them; it records the results and prints the scenario's row.
-func measureScenario(ctx context.Context, modules []*module, sc scenario, opts Options, results map[string]result, native map[string]nativeResult) error {
+// measureScenarios measures scenarios (one, or a few compared with each other) on the floor and the
+// policy, all taking turns, then on the typed module and, with opts.Native, YuniKorn's handler; it records
+// the results and prints each scenario's row.
+func measureScenarios(ctx context.Context, modules []*module, scs []scenario, opts Options, results map[string]result, native map[string]nativeResult) error {
 	floorM, policyM, typedM := modules[0], modules[1], modules[2]
-	f, err := measure(ctx, floorM, sc, opts.N)
+	var targets []target
+	for _, sc := range scs {
+		targets = append(targets, target{floorM, sc}, target{policyM, sc})
+	}
+	measured, err := measure(ctx, targets, opts.N)
 	if err != nil {
 		return err
 	}
-	p, err := measure(ctx, policyM, sc, opts.N)
-	if err != nil {
-		return err
-	}
-	t, err := measure(ctx, typedM, sc, max(opts.N/10, 20))
-	if err != nil {
-		return err
-	}
-	results[sc.name] = p
-	results["floor:"+sc.name] = f
-	results["typed:"+sc.name] = t
-	if opts.Native != "" && sc.request != nil {
-		if native[sc.name], err = runNative(ctx, opts.Native, sc, opts.N); err != nil {
+	for k, sc := range scs {
+		f, p := measured[2*k], measured[2*k+1]
+		t, err := measure(ctx, []target{{typedM, sc}}, max(opts.N/10, 20))
+		if err != nil {
 			return err
 		}
+		results[sc.name] = p
+		results["floor:"+sc.name] = f
+		results["typed:"+sc.name] = t[0]
+		if opts.Native != "" && sc.request != nil {
+			if native[sc.name], err = runNative(ctx, opts.Native, sc, opts.N); err != nil {
+				return err
+			}
+		}
+		fmt.Printf("%-22s %6.0fKB | %8s %8s %8s %10.0f | %8s %8s %8s %8.2f %7.2fMB | %8s %8.1f\n", sc.name, float64(len(sc.payload))/1024,
+			us(f.min), us(f.p50), us(f.p99), 1/f.mean.Seconds(),
+			us(p.min), us(p.p50), us(p.p99), ratio(p.p50, f.p50), float64(p.memory)/(1<<20),
+			us(t[0].p50), ratio(t[0].p50, p.p50))
 	}
-	fmt.Printf("%-22s %6.0fKB | %8s %8s %8s %10.0f | %8s %8s %8s %8.2f %7.2fMB | %8s %8.1f\n", sc.name, float64(len(sc.payload))/1024,
-		us(f.min), us(f.p50), us(f.p99), 1/f.mean.Seconds(),
-		us(p.min), us(p.p50), us(p.p99), ratio(p.p50, f.p50), float64(p.memory)/(1<<20),
-		us(t.p50), ratio(t.p50, p.p50))
 	return nil
 }
 
@@ -275,49 +287,87 @@ func load(ctx context.Context, engine Engine, name, path string) (*module, error
 // maxScenarioTime bounds one scenario's measurement on one module: at least 5 evaluations are made.
 const maxScenarioTime = 10 * time.Second
 
-// measure runs n fresh-instance evaluations after a short warm-up (fewer past maxScenarioTime).
-func measure(ctx context.Context, m *module, sc scenario, n int) (result, error) {
-	var r result
-	durations := make([]time.Duration, 0, n)
-	var startups, calls, closes []time.Duration
+// burst is how many evaluations a target makes in a row in its turn (see measure): enough to keep its
+// compiled code in the CPU's caches, few enough (~1 ms for a 4 KB Pod) that the targets share the VM's
+// slow and fast spells.
+const burst = 10
+
+// target is one module evaluating one scenario.
+type target struct {
+	m  *module
+	sc scenario
+}
+
+// measure runs n fresh-instance evaluations of each target after a short warm-up (fewer past
+// maxScenarioTime per target). The targets take turns, burst evaluations each per round with the order
+// rotating, so that all of them see the same machine: a shared VM can run at half speed for seconds at a
+// time, and targets timed one after the other (the floor, then the policy) would compare two machines.
+func measure(ctx context.Context, targets []target, n int) ([]result, error) {
+	type samples struct {
+		total, startup, call, close []time.Duration
+		memory                      uint32
+	}
+	all := make([]samples, len(targets))
 	began := time.Now()
-	for i := -n / 10; i < n; i++ {
-		if i >= 5 && time.Since(began) > maxScenarioTime {
+	for i, round := -n/10, 0; i < n; i, round = i+burst, round+1 {
+		if i >= 5 && time.Since(began) > maxScenarioTime*time.Duration(len(targets)) {
 			break // a slow scenario (a huge requester) is measured on fewer evaluations
 		}
-		start := time.Now()
-		inst, err := m.host.NewInstance(ctx)
-		if err != nil {
-			return r, fmt.Errorf("%s/%s: %w", m.name, sc.name, err)
+		for k := range targets {
+			j := (k + round) % len(targets)
+			for e := i; e < min(i+burst, n); e++ {
+				startup, call, closing, memory, err := evaluate(ctx, targets[j])
+				if err != nil {
+					return nil, err
+				}
+				if e >= 0 {
+					s := &all[j]
+					s.total = append(s.total, startup+call+closing)
+					s.startup, s.call, s.close = append(s.startup, startup), append(s.call, call), append(s.close, closing)
+					s.memory = memory
+				}
+			}
 		}
-		started := time.Now()
-		out, err := inst.Call(ctx, "validate", sc.payload)
-		called := time.Now()
-		if err != nil {
-			return r, fmt.Errorf("%s/%s: %w", m.name, sc.name, err)
+	}
+	out := make([]result, len(targets))
+	for j, s := range all {
+		r := &out[j]
+		r.memory = s.memory
+		r.startup, r.call, r.close = median(s.startup), median(s.call), median(s.close)
+		sort.Slice(s.total, func(a, b int) bool { return s.total[a] < s.total[b] })
+		var total time.Duration
+		for _, d := range s.total {
+			total += d
 		}
-		if !bytes.HasPrefix(out, []byte(`{"accepted":true`)) {
-			return r, fmt.Errorf("%s/%s: unexpected answer %.200s", m.name, sc.name, out)
-		}
-		r.memory = inst.MemorySize()
+		r.min, r.p50, r.p99 = s.total[0], s.total[len(s.total)/2], s.total[len(s.total)*99/100]
+		r.mean = total / time.Duration(len(s.total))
+	}
+	return out, nil
+}
+
+// evaluate times one fresh-instance evaluation of t: instantiate with _start and wapc_init, the validate
+// call (whose answer must accept), close. It returns the instance's memory before closing.
+func evaluate(ctx context.Context, t target) (startup, call, closing time.Duration, memory uint32, err error) {
+	start := time.Now()
+	inst, err := t.m.host.NewInstance(ctx)
+	if err != nil {
+		return 0, 0, 0, 0, fmt.Errorf("%s/%s: %w", t.m.name, t.sc.name, err)
+	}
+	started := time.Now()
+	out, err := inst.Call(ctx, "validate", t.sc.payload)
+	called := time.Now()
+	if err != nil {
 		_ = inst.Close(ctx)
-		closed := time.Now()
-		if i >= 0 {
-			durations = append(durations, closed.Sub(start))
-			startups = append(startups, started.Sub(start))
-			calls = append(calls, called.Sub(started))
-			closes = append(closes, closed.Sub(called))
-		}
+		return 0, 0, 0, 0, fmt.Errorf("%s/%s: %w", t.m.name, t.sc.name, err)
 	}
-	r.startup, r.call, r.close = median(startups), median(calls), median(closes)
-	sort.Slice(durations, func(i, j int) bool { return durations[i] < durations[j] })
-	var total time.Duration
-	for _, d := range durations {
-		total += d
+	if !bytes.HasPrefix(out, []byte(`{"accepted":true`)) {
+		_ = inst.Close(ctx)
+		return 0, 0, 0, 0, fmt.Errorf("%s/%s: unexpected answer %.200s", t.m.name, t.sc.name, out)
 	}
-	r.min, r.p50, r.p99 = durations[0], durations[len(durations)/2], durations[len(durations)*99/100]
-	r.mean = total / time.Duration(len(durations))
-	return r, nil
+	memory = inst.MemorySize()
+	_ = inst.Close(ctx)
+	closed := time.Now()
+	return started.Sub(start), called.Sub(started), closed.Sub(called), memory, nil
 }
 
 // reused evaluates n times in one instance and reports the memory after 100, n/2 and n evaluations.
@@ -425,7 +475,7 @@ func buildScenarios(dir string) ([]scenario, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, scenario{s.name, wrap(big, `{}`), big})
+		out = append(out, scenario{name: s.name, payload: wrap(big, `{}`), request: big})
 	}
 	// Linear in the requester: a user in N groups of 35 characters, beside a Pod padded to the same size.
 	for _, groups := range groupCounts {
@@ -438,8 +488,8 @@ func buildScenarios(dir string) ([]scenario, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, scenario{fmt.Sprintf("groups-%d", groups), payload, req},
-			scenario{fmt.Sprintf("bytes-as-groups-%d", groups), wrap(same, `{}`), same})
+		out = append(out, scenario{name: fmt.Sprintf("groups-%d", groups), payload: payload, request: req},
+			scenario{name: fmt.Sprintf("bytes-as-groups-%d", groups), payload: wrap(same, `{}`), request: same, withPrevious: true})
 	}
 	return out, nil
 }
