@@ -75,6 +75,16 @@ load e2e-helpers
   [[ "$stderr" == *"refused an untrusted"* ]] || [ "$KWCTL" = kwctl ]
 }
 
+@test "logs each decision as one JSON line that names the requester" {
+  evaluate "$R/pod-create-alice.json"
+  allowed true
+  # kwctl prints the policy's lines in its own format; the project's host prints what the policy sent.
+  [ "$KWCTL" = kwctl ] && return
+  [ "$(wc -l <<<"$stderr")" -eq 1 ]
+  jq -e '.level == "debug" and .message == "stamped the requester (rule 3)" and .user == "alice"
+    and .kind == "Pod" and .operation == "CREATE" and .groups == "devops,system:authenticated"' <<<"$stderr"
+}
+
 @test "replaces a forged value in a Deployment template" {
   evaluate "$R/deployment-create-bob-forged.json"
   [ "$(stamped /spec/template/metadata)" = "$BOB" ]
