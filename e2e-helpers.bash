@@ -8,8 +8,11 @@ KWCTL="${KWCTL:-kwctl}"
 POLICY="${POLICY:-policy.wasm}"
 # The project's host fails the run (--strict) on a log entry policy-server would refuse, and hands the
 # policy the request as policy-server does (its default --payload policy-server). kwctl has neither flag.
+# OWN_HOST: the project's host runs the policy, and prints the policy's log lines as the policy sent them
+# (kwctl prints them in a format of its own).
+OWN_HOST=false
 HOST_FLAGS=()
-if [ "$(basename "$KWCTL")" = kwhost ]; then HOST_FLAGS=(--strict); fi
+if [ "$(basename "$KWCTL")" = kwhost ]; then OWN_HOST=true HOST_FLAGS=(--strict); fi
 R=testdata/requests
 ANN='yunikorn.apache.org/user.info'
 ALICE='{"user":"alice","groups":["devops","system:authenticated"]}'
