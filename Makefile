@@ -87,7 +87,14 @@ demo: policy.wasm $(KWHOST) ## run the policy on every request in testdata/reque
 	@$(KWHOST) demo policy.wasm testdata/requests/*.json
 
 .PHONY: test
-test: check-generated lint unit-tests e2e-tests fuzz-short e2e-cluster e2e-load ## run every test (lint, unit, host, e2e, a short fuzz, a real control plane, load and faults)
+# Each stage runs on its own, in this order, and the run ends with a table of stages and their times.
+TEST_STAGES ?= check-generated lint unit-tests e2e-tests fuzz-short e2e-cluster e2e-load
+test: ## run every test (lint, unit, host, e2e, a short fuzz, a real control plane, load and faults), then a table of stage times
+	@MAKE="$(MAKE)" hack/stages.sh $(TEST_STAGES)
+
+.PHONY: check
+check: ## the day-to-day subset: unit tests and the e2e suite through policy.wasm (a few minutes)
+	@MAKE="$(MAKE)" hack/stages.sh unit-tests e2e-tests
 
 .PHONY: unit-tests
 unit-tests: $(TOOLS)/tinygo.path ## native unit tests of the policy and the host
