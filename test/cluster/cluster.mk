@@ -51,3 +51,20 @@ e2e-load: policy.wasm $(KWHOST) $(WEBHOOKCONFIG) $(LOADGEN) ## load, faults and 
 	  POLICY=$(CURDIR)/policy.wasm WEBHOOKCONFIG=$(WEBHOOKCONFIG) METADATA=$(CLUSTER_METADATA) \
 	  LOADGEN=$(LOADGEN) KCM_EXTRA_ARGS="$(E2E_LOAD_KCM_ARGS)" SUITE="$(E2E_LOAD_SUITE)" \
 	  test/cluster/run.sh
+
+# The operator scenarios (test/cluster/operators.bats): the operators' own CRDs and controllers, built from
+# their published artifacts at pinned versions into a directory per operator and version (build-operators.sh).
+OPERATORS_DIR ?= $(TOOLS)/operators
+OPERATORS_RUN ?= $(BUILD)/cluster-operators
+OPERATOR_KEYS ?= spark-operator-v2.4.0 flink-operator-1.10.0 kuberay-v1.4.0 kuberay-v1.5.0 argo-v3.7.9 argo-v4.0.7 training-operator-v1.9.3
+
+.PHONY: operators
+operators: ## fetch the operators' CRDs and build their controllers into .tools/operators (cold ~2 min each, cached)
+	@test/cluster/build-operators.sh $(OPERATORS_DIR) $(OPERATOR_KEYS)
+
+.PHONY: e2e-operators
+e2e-operators: policy.wasm $(KWHOST) $(WEBHOOKCONFIG) ## real operators (KubeRay, Argo, Kubeflow training) create pods from custom resources, the policy in the loop; prints a table
+	@KUBE_VERSION=$(KUBE_VERSION) KUBE_BIN=$(KUBE_BIN) RUN=$(OPERATORS_RUN) KWHOST=$(KWHOST) \
+	  POLICY=$(CURDIR)/policy.wasm WEBHOOKCONFIG=$(WEBHOOKCONFIG) METADATA=$(CLUSTER_METADATA) \
+	  MATCH_CONDITIONS=$(CLUSTER_MATCH_CONDITIONS) OPERATORS_DIR=$(OPERATORS_DIR) OPERATOR_KEYS="$(OPERATOR_KEYS)" \
+	  test/cluster/run-operators.sh

@@ -1,0 +1,464 @@
+#!/usr/bin/env bats
+# operators.bats: the custom-workload rules (11-13) against the operators themselves. Their own CRDs (from
+# their published artifacts, pinned: build-operators.sh) are applied to the suite's API server, their
+# controllers (built from their Go modules) run under their own service accounts, trusted in systemUsers as
+# the examples say, and create the pods; each scenario asserts on those pods: every pod carries its
+# author's stamp, or the request was refused at admission; no pod carries another user's identity.
+# run-operators.sh runs this file (make e2e-operators) and prints the table the scenarios record.
+bats_require_minimum_version 1.5.0
+
+setup_file() {
+  load lib
+  load operators
+  # The test users may manage every operator's custom resources (rules 11-13 decide what they may put in them).
+  kc admin apply -f - > /dev/null <<'Y'
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: e2e-operators}
+rules:
+- apiGroups: [sparkoperator.k8s.io, ray.io, flink.apache.org, kubeflow.org, argoproj.io]
+  resources: ["*"]
+  verbs: ["*"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: e2e-operators}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: e2e-operators}
+subjects:
+- {apiGroup: rbac.authorization.k8s.io, kind: Group, name: devops}
+- {apiGroup: rbac.authorization.k8s.io, kind: Group, name: qa}
+- {apiGroup: rbac.authorization.k8s.io, kind: Group, name: workflow-engines}
+Y
+  # Every operator example's settings at once, and airflow as the allow-listed external submitter
+  # (examples/external-submitters.yaml, with the suite's user).
+  start_kwhost "$(examples_settings '{"bypassAuth":true,"externalUsers":["^airflow$"]}')"
+  register_webhook custom-resources
+  : > "$TABLE"
+}
+
+setup() {
+  load lib
+  load operators
+}
+
+teardown_file() {
+  load lib
+  load operators
+  stop_operator
+}
+
+# ---------------------------------------------------------------- what the CRDs' schemas refuse
+# bob tries each forgery form the README lists, as a server-side dry run (webhooks run, nothing is stored):
+# the API server's schema refuses some before any webhook (422 "Invalid value"), the policy the others.
+
+# schema_case OPERATOR VERSION FORM EXPECT FILE: EXPECT is "schema" (the API server refuses it: 422),
+# "policy" (the policy refuses it) or a jq path whose annotation must come back as bob's stamp
+schema_case() {
+  local op=$1 ver=$2 form=$3 want=$4 file=$5 observed
+  run --separate-stderr kc bob create --dry-run=server -o json -f "$file"
+  if [ "$status" -ne 0 ] && [[ "$stderr" == *"denied the request"* ]]; then observed="refused by the policy: ${stderr##*denied the request: }"
+  elif [ "$status" -ne 0 ]; then observed="refused by the schema: $stderr"
+  else observed="accepted, $(who "$(jq -r --arg k "$ANNOTATION" "($want.annotations // {})[\$k] // empty" <<< "$output" 2> /dev/null)") in the map"
+  fi
+  observed=$(head -c 150 <<< "$observed" | tr '\n\t' '  ')
+  case $want in
+    schema) row "$op" "$ver" "$form" "refused by the schema (422)" "$observed"; [[ "$observed" == "refused by the schema: "*"Invalid value"* ]] ;;
+    policy) row "$op" "$ver" "$form" "refused by the policy" "$observed"; [[ "$observed" == "refused by the policy: "* ]] ;;
+    *) row "$op" "$ver" "$form" "accepted, bob in the map" "$observed"; [ "$observed" = "accepted, bob in the map" ] ;;
+  esac
+}
+
+# first_built PREFIX: the newest built version of an operator (the keys sort by version)
+first_built() {
+  local d
+  for d in $(ls -d "$OPERATORS_DIR/$1"-* 2> /dev/null | sort -rV); do
+    if [ -f "$d/.complete" ]; then basename "$d"; return; fi
+  done
+  return 1
+}
+
+@test "CRD schemas: the API server refuses some forgery forms before the policy, the policy refuses or replaces the rest" {
+  local ns=t-schemas key f=$BATS_TEST_TMPDIR/cr.json c=\"$CAROL_FORGED\"
+  new_namespace "$ns"
+  local img=$IMAGE k=$ANNOTATION
+
+  key=$(first_built spark-operator) || skip "no Spark operator CRDs (the module proxy refused them)"
+  apply_crds "$key"
+  spark() { jq -n --arg ns "$ns" --arg img "$img" --argjson extra "$1" '{apiVersion: "sparkoperator.k8s.io/v1beta2", kind: "SparkApplication",
+    metadata: {name: "s", namespace: $ns}, spec: ({type: "Scala", mode: "cluster", image: $img, sparkVersion: "3.5.0",
+    mainApplicationFile: "local:///x.jar", driver: {cores: 1}, executor: {instances: 1}} * $extra)}'; }
+  spark "{\"driver\": {\"annotations\": {\"$k\": $c}}}" > "$f"
+  schema_case "Spark operator" "${key##*-}" "driver.annotations naming carol" .spec.driver "$f"
+  spark "{\"sparkConf\": {\"spark.kubernetes.driver.annotation.$k\": $c}}" > "$f"
+  schema_case "Spark operator" "${key##*-}" "sparkConf spark.kubernetes.driver.annotation.<key> (string)" policy "$f"
+  spark "{\"sparkConf\": {\"spark.kubernetes.driver.annotation\": {\"$k\": $c}}}" > "$f"
+  schema_case "Spark operator" "${key##*-}" "sparkConf with a nested value" schema "$f"
+
+  key=$(first_built flink-operator) || skip "no Flink operator CRDs (Maven Central refused them)"
+  apply_crds "$key"
+  flink() { jq -n --arg ns "$ns" --arg img "$img" --argjson extra "$1" '{apiVersion: "flink.apache.org/v1beta1", kind: "FlinkDeployment",
+    metadata: {name: "f", namespace: $ns}, spec: ({image: $img, flinkVersion: "v1_20", serviceAccount: "flink",
+    jobManager: {resource: {cpu: 1, memory: "1g"}}, taskManager: {resource: {cpu: 1, memory: "1g"}}} * $extra)}'; }
+  flink "{\"podTemplate\": {\"metadata\": {\"annotations\": {\"$k\": $c}}}}" > "$f"
+  schema_case "Flink operator" "${key##*-}" "podTemplate annotations naming carol" .spec.podTemplate.metadata "$f"
+  flink "{\"flinkConfiguration\": {\"kubernetes.jobmanager.annotations\": \"$k:x\"}}" > "$f"
+  schema_case "Flink operator" "${key##*-}" "flinkConfiguration kubernetes.jobmanager.annotations (string)" policy "$f"
+  flink "{\"flinkConfiguration\": {\"kubernetes.jobmanager\": {\"annotations\": \"$k:x\"}}}" > "$f"
+  schema_case "Flink operator" "${key##*-}" "flinkConfiguration with a nested value" schema "$f"
+  # Flink Kubernetes Operator 1.13 declares flinkConfiguration x-kubernetes-preserve-unknown-fields; Maven
+  # Central here serves its API jar up to 1.10.0 only, so the 1.10.0 CRD with that one change stands in for it.
+  yq -y '(.spec.versions[].schema.openAPIV3Schema.properties.spec.properties.flinkConfiguration) =
+    {type: "object", "x-kubernetes-preserve-unknown-fields": true}' "$OPERATORS_DIR/$key"/crds/flinkdeployments.flink.apache.org-v1.yml |
+    kc admin apply --server-side --force-conflicts -f - > /dev/null
+  sleep 2 # the API server swaps in the new schema asynchronously
+  schema_case "Flink operator" "1.13 (stand-in)" "flinkConfiguration {kubernetes.jobmanager: {annotations: <key>:...}}" policy "$f"
+  flink "{\"flinkConfiguration\": {\"kubernetes.jobmanager.annotations\": {\"$k\": $c}}}" > "$f"
+  schema_case "Flink operator" "1.13 (stand-in)" "flinkConfiguration {kubernetes.jobmanager.annotations: {<key>: ...}}" policy "$f"
+  flink "{\"flinkConfiguration\": {\"kubernetes\": {\"jobmanager\": {\"annotations\": {\"yunikorn\": {\"apache\": {\"org/user.info\": $c}}}}}}}" > "$f"
+  schema_case "Flink operator" "1.13 (stand-in)" "flinkConfiguration, the key split over nesting levels" policy "$f"
+  flink "{\"flinkConfiguration\": {\"kubernetes.jobmanager.annotations\": [\"$k:x\"]}}" > "$f"
+  schema_case "Flink operator" "1.13 (stand-in)" "flinkConfiguration, a list value naming the key" policy "$f"
+  apply_crds "$key" > /dev/null
+
+  key=$(first_built kuberay) || skip "no KubeRay CRDs"
+  apply_crds "$key"
+  ray_cluster r "$CAROL_FORGED" | jq --arg ns "$ns" '.metadata.namespace = $ns' > "$f"
+  schema_case KubeRay "${key##*-}" "RayCluster head template naming carol" .spec.headGroupSpec.template.metadata "$f"
+  jq --arg k "$k" '.spec.headGroupSpec.template.metadata.annotations[$k] = {user: "carol"}' "$f" > "$f.2"
+  schema_case KubeRay "${key##*-}" "RayCluster head template annotation as an object" schema "$f.2"
+
+  key=$(first_built training-operator) || skip "no training operator CRDs"
+  apply_crds "$key"
+  pytorch_job p "$CAROL_FORGED" | jq --arg ns "$ns" '.metadata.namespace = $ns' > "$f"
+  schema_case "Kubeflow training" "${key##*-}" "PyTorchJob Master template naming carol" .spec.pytorchReplicaSpecs.Master.template.metadata "$f"
+  jq --arg k "$k" '.spec.pytorchReplicaSpecs.Master.template.metadata.annotations[$k] = {user: "carol"}' "$f" > "$f.2"
+  schema_case "Kubeflow training" "${key##*-}" "PyTorchJob template annotation as an object" schema "$f.2"
+
+  key=$(first_built argo) || skip "no Argo CRDs"
+  apply_crds "$key"
+  argo_yaml templated-key "$CAROL_FORGED" "" w | jq --arg ns "$ns" '.metadata.namespace = $ns' > "$f"
+  schema_case Argo "${key##*-}" "template metadata key {{workflow.parameters.k}} (k = the annotation)" policy "$f"
+  argo_yaml dag-inline "$CAROL_FORGED" "" w | jq --arg ns "$ns" '.metadata.namespace = $ns' > "$f"
+  schema_case Argo "${key##*-}" "DAG task inline template naming carol" .spec.templates[0].dag.tasks[0].inline.metadata "$f"
+  argo_yaml workflowtemplate "$CAROL_FORGED" template w | jq --arg ns "$ns" '.metadata.namespace = $ns' > "$f"
+  schema_case Argo "${key##*-}" "WorkflowTemplate template metadata naming carol" policy "$f"
+}
+
+# ---------------------------------------------------------------- KubeRay
+
+# ray_cluster NAME [TEMPLATE-VALUE] [METADATA-VALUE]: a RayCluster (head and one worker), TEMPLATE-VALUE in
+# both pod templates' annotations, METADATA-VALUE in the RayCluster's own
+ray_cluster() {
+  jq -n --arg name "$1" --arg v "${2:-}" --arg mv "${3:-}" --arg k "$ANNOTATION" --arg img "$IMAGE" '
+    (if $v == "" then {} else {metadata: {annotations: {($k): $v}}} end) as $md |
+    {apiVersion: "ray.io/v1", kind: "RayCluster",
+     metadata: ({name: $name} + (if $mv == "" then {} else {annotations: {($k): $mv}} end)),
+     spec: {rayVersion: "2.9.0",
+       headGroupSpec: {rayStartParams: {}, template: ($md + {spec: {containers: [{name: "ray-head", image: $img}]}})},
+       workerGroupSpecs: [{groupName: "cpu", replicas: 1, minReplicas: 1, maxReplicas: 1, rayStartParams: {},
+         template: ($md + {spec: {containers: [{name: "ray-worker", image: $img}]}})}]}}'
+}
+
+# ray_job NAME [TEMPLATE-VALUE]: a RayJob whose cluster spec is ray_cluster's
+ray_job() {
+  jq -n --arg name "$1" --argjson cluster "$(ray_cluster x "${2:-}")" '
+    {apiVersion: "ray.io/v1", kind: "RayJob", metadata: {name: $name},
+     spec: {entrypoint: "python -c \"print(1)\"", rayClusterSpec: $cluster.spec}}'
+}
+
+# ray_job_cluster NS JOB: the RayCluster the operator generated for the RayJob (once it has)
+ray_job_cluster() {
+  kc admin -n "$1" get rayjob "$2" -o jsonpath='{.status.rayClusterName}'
+}
+
+# kuberay KEY [BATCH-SCHEDULER]: the KubeRay scenarios with one operator version and scheduler flag
+kuberay() {
+  local key=$1 sched=${2:-} op=KubeRay ver ns form account
+  require_operator "$key"
+  ver=${key##*-}
+  ns=t-ray-${ver//./-}${sched:+-$sched}
+  apply_crds "$key"
+  new_namespace "$ns"
+  account=$(operator_account "$key")
+  start_operator "$key" --kubeconfig "$OPERATOR_KUBECONFIG" --enable-leader-election=false \
+    --metrics-addr=0 --health-probe-bind-address=0 ${sched:+--batch-scheduler=$sched}
+  op="KubeRay${sched:+ --batch-scheduler=$sched}"
+
+  form="RayCluster by alice"
+  ray_cluster clean | kc alice -n "$ns" create -f - > /dev/null
+  expect_pods "$op" "$ver" "$form" "$ns" ray.io/cluster=clean 2 alice
+
+  form="RayCluster by bob, carol's value in head and worker templates"
+  ray_cluster forged "$CAROL_FORGED" | kc bob -n "$ns" create -f - > /dev/null
+  expect_pods "$op" "$ver" "$form" "$ns" ray.io/cluster=forged 2 bob
+
+  form="RayCluster by bob, alice's value in the RayCluster's own metadata"
+  ray_cluster own-metadata "" "$ALICE_VALUE" | kc bob -n "$ns" create -f - > /dev/null
+  expect_pods "$op" "$ver" "$form" "$ns" ray.io/cluster=own-metadata 2 bob
+
+  form="RayCluster by airflow (external submitter) for alice"
+  ray_cluster for-alice "$ALICE_VALUE" | kc airflow -n "$ns" create -f - > /dev/null
+  expect_pods "$op" "$ver" "$form" "$ns" ray.io/cluster=for-alice 2 alice
+
+  form="RayJob by alice -> its RayCluster"
+  ray_job job | kc alice -n "$ns" create -f - > /dev/null
+  wait_until 60 "the RayCluster of RayJob job" test -n "$(ray_job_cluster "$ns" job)" || true
+  expect_pods "$op" "$ver" "$form" "$ns" "ray.io/cluster=$(ray_job_cluster "$ns" job)" 2 alice
+
+  form="RayJob by bob, carol's value in its cluster's templates -> its RayCluster"
+  ray_job forged-job "$CAROL_FORGED" | kc bob -n "$ns" create -f - > /dev/null
+  wait_until 60 "the RayCluster of RayJob forged-job" test -n "$(ray_job_cluster "$ns" forged-job)" || true
+  expect_pods "$op" "$ver" "$form" "$ns" "ray.io/cluster=$(ray_job_cluster "$ns" forged-job)" 2 bob
+
+  form="bob's edit of alice's RayCluster worker template"
+  run --separate-stderr kc bob -n "$ns" patch raycluster clean --type=json -p "$(jq -cn --arg k "${ANNOTATION//\//~1}" --arg v "$BOB_VALUE" \
+    '[{op: "replace", path: "/spec/workerGroupSpecs/0/template/metadata/annotations/\($k)", value: $v}, {op: "replace", path: "/spec/workerGroupSpecs/0/replicas", value: 2}]')"
+  echo "bob: patch alice's RayCluster (his value, 2 workers) -> exit $status; ${stderr:-}"
+  expect_pods "$op" "$ver" "$form (restored), a second worker" "$ns" ray.io/cluster=clean 3 alice
+
+  if [ -n "$sched" ]; then
+    form="pods' schedulerName"
+    local names
+    names=$(kc admin -n "$ns" get pods -o json | jq -r '[.items[].spec.schedulerName] | unique | join(",")')
+    row "$op" "$ver" "$form" "$sched" "$names"
+    [ "$names" = "$sched" ]
+  fi
+
+  form="the operator's own writes (status, RayClusters of RayJobs, pods)"
+  local writes
+  writes=$(controller_writes "$account" "$ns") || true
+  row "$op" "$ver" "$form" "passed unchanged" "$(jq -r '"\(.requests) requests (\(.kinds)): \(.patched) patched, \(.denied) denied"' <<< "$writes")"
+  echo "$op $ver, $form: $writes"
+  controller_writes "$account" "$ns" > /dev/null
+  stop_operator
+}
+
+@test "KubeRay v1.4.0: RayCluster and RayJob pods carry their author's stamp; forged values are replaced; a trusted submitter's value is kept" {
+  kuberay kuberay-v1.4.0
+}
+
+@test "KubeRay v1.4.0 --batch-scheduler=yunikorn: the same, on pods that name YuniKorn" {
+  kuberay kuberay-v1.4.0 yunikorn
+}
+
+@test "KubeRay v1.5.0: RayCluster and RayJob pods carry their author's stamp; forged values are replaced; a trusted submitter's value is kept" {
+  kuberay kuberay-v1.5.0
+}
+
+@test "KubeRay v1.5.0 --batch-scheduler=yunikorn: the same, on pods that name YuniKorn" {
+  kuberay kuberay-v1.5.0 yunikorn
+}
+
+# ---------------------------------------------------------------- Argo Workflows
+# One controller per version serves the tests of that version (argo_start starts it; the next start or
+# the run's end stops it), each test one resource form, so that a form can be skipped on its own.
+
+# argo_ns KEY: the namespace of that version's scenarios
+argo_ns() { local v=${1##*-}; echo "t-argo-${v//./-}"; }
+
+argo_start() {
+  local key=$1 ns account
+  require_operator "$key"
+  ns=$(argo_ns "$key") account=$(operator_account "$key")
+  apply_crds "$key"
+  new_namespace "$ns"
+  kc admin get namespace "${account%%:*}" > /dev/null 2>&1 || kc admin create namespace "${account%%:*}" > /dev/null
+  # The controller needs its ConfigMap; metrics off (else :9090): the newline matters.
+  kc admin -n "${account%%:*}" apply -f - > /dev/null <<Y
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: workflow-controller-configmap}
+data:
+  metricsConfig: |
+    enabled: false
+Y
+  OPERATOR_ENV="LEADER_ELECTION_DISABLE=true" start_operator "$key" --kubeconfig "$OPERATOR_KUBECONFIG" \
+    --executor-image "registry.invalid/argoexec:${key##*-}"
+  # A CronWorkflow runs at the next minute: created first, checked by the last test of the version.
+  argo_yaml cron "" | kc alice -n "$ns" create -f - > /dev/null
+  argo_yaml cron-forged "$CAROL_FORGED" podMetadata | kc bob -n "$ns" create -f - > /dev/null
+}
+
+# argo_yaml FORM VALUE [WHERE] [NAME]: a Workflow (or CronWorkflow, WorkflowTemplate...) of the given form,
+# VALUE put where WHERE says
+argo_yaml() {
+  local form=$1 v=$2 where=${3:-} name=${4:-$1}
+  jq -n --arg form "$form" --arg v "$v" --arg where "$where" --arg name "$name" --arg k "$ANNOTATION" --arg img "$IMAGE" '
+    ({annotations: {($k): $v}}) as $md |
+    {name: "main", container: {image: $img, command: ["true"]}} as $main |
+    (if $v != "" and $where == "template" then $main + {metadata: $md} else $main end) as $tmain |
+    ({entrypoint: "main", templates: [$tmain]}
+      + (if $v != "" and $where == "podMetadata" then {podMetadata: $md} else {} end)
+      + (if $v != "" and $where == "templateDefaults" then {templateDefaults: {metadata: $md}} else {} end)) as $spec |
+    {apiVersion: "argoproj.io/v1alpha1", kind: "Workflow", metadata: {name: $name}, spec: $spec} |
+    if $form == "steps" then .spec.entrypoint = "seq" | .spec.templates += [{name: "seq", steps: [[{name: "a", template: "main"}], [{name: "b", template: "main"}]]}]
+    elif $form == "dag" then .spec.entrypoint = "d" | .spec.templates += [{name: "d", dag: {tasks: [{name: "a", template: "main"}, {name: "b", template: "main"}]}}]
+    elif $form == "dag-inline" then .spec.entrypoint = "d" | .spec.templates = [{name: "d", dag: {tasks: [{name: "a", inline: ($main | del(.name) + {metadata: $md})}]}}]
+    elif $form == "steps-inline" then .spec.entrypoint = "s" | .spec.templates = [{name: "s", steps: [[{name: "a", inline: ($main | del(.name) + {metadata: $md})}]]}]
+    elif $form == "templated-key" then .spec.arguments = {parameters: [{name: "k", value: $k}]} |
+      .spec.templates[0].metadata = {annotations: {"{{workflow.parameters.k}}": $v}}
+    elif $form == "cron" then {apiVersion: "argoproj.io/v1alpha1", kind: "CronWorkflow", metadata: {name: $name},
+      spec: {schedule: "* * * * *", concurrencyPolicy: "Forbid", workflowSpec: .spec}}
+    elif $form == "workflowtemplate" then .kind = "WorkflowTemplate"
+    elif $form == "clusterworkflowtemplate" then .kind = "ClusterWorkflowTemplate"
+    elif $form == "workflowTemplateRef" then .spec = ({workflowTemplateRef: {name: $v}} + (.spec | del(.templates, .entrypoint)))
+    elif $form == "templateRef" then .spec.entrypoint = "s" | .spec.templates = [{name: "s", steps: [[{name: "a", templateRef: {name: $v, template: "main"}}]]}]
+    elif $form == "clusterTemplateRef" then .spec.entrypoint = "s" | .spec.templates = [{name: "s", steps: [[{name: "a", templateRef: {name: $v, template: "main", clusterScope: true}}]]}]
+    else . end'
+}
+
+# argo_case KEY FORM USER EXPECTED-USER PODS [VALUE] [WHERE]: USER creates the Workflow of FORM; its PODS
+# pods must carry EXPECTED-USER's stamp, or the request must have been refused at admission ("refused")
+argo_case() {
+  local key=$1 form=$2 user=$3 want=$4 count=$5 v=${6:-} where=${7:-} ns name desc
+  ns=$(argo_ns "$key") name=$(tr 'A-Z' 'a-z' <<< "$form-$user-${where:-x}" | tr -c 'a-z0-9\n' - | tr -s -)
+  case $form in
+    *Ref) desc="Workflow ($form to $v) by $user" ;;
+    *) desc="Workflow ($form${where:+, $where}) by $user"
+       if [ -n "$v" ]; then desc+=", $(who "$v")'s value"; fi ;;
+  esac
+  argo_yaml "$form" "$v" "$where" "$name" > "$BATS_TEST_TMPDIR/wf.json"
+  run --separate-stderr kc "$user" -n "$ns" create -f "$BATS_TEST_TMPDIR/wf.json"
+  echo "$user: create $desc -> exit $status; ${stderr:-}"
+  if [ "$status" -ne 0 ]; then
+    row "Argo" "${key##*-}" "$desc" "$count pods: $want or refused" "refused: $(head -c 120 <<< "$stderr" | tr '\n\t' '  ')"
+    [[ "$stderr" == *"denied the request"* ]]
+    return
+  fi
+  expect_pods Argo "${key##*-}" "$desc" "$ns" "workflows.argoproj.io/workflow=$name" "$count" "$want"
+}
+
+# argo_ref_case KEY KIND FORM: alice writes a (Cluster)WorkflowTemplate; bob's Workflow calls it by FORM
+# (templateRef, clusterTemplateRef, workflowTemplateRef): bob's pods must carry bob's stamp, never alice's
+argo_ref_case() {
+  local key=$1 kind=$2 form=$3 ns tmpl
+  ns=$(argo_ns "$key") tmpl="alice-$kind-${key##*-}"
+  tmpl=$(tr 'A-Z' 'a-z' <<< "$tmpl" | tr -c 'a-z0-9\n' - | tr -s -)
+  kc admin get "$kind" "$tmpl" -n "$ns" > /dev/null 2>&1 ||
+    argo_yaml "$kind" "" "" "$tmpl" | kc alice -n "$ns" create -f - > /dev/null
+  echo "alice's $kind $tmpl: podMetadata $(kc admin -n "$ns" get "$kind" "$tmpl" -o json | jq -c .spec.podMetadata)"
+  argo_case "$key" "$form" bob bob 1 "$tmpl"
+}
+
+# argo_cron KEY: alice's CronWorkflow (argo_start created it) ran a Workflow, created by the controller's
+# account and left unchanged; its pod carries alice's stamp; bob's (his podMetadata naming carol) bob's
+argo_cron() {
+  local key=$1 ns wf form c
+  ns=$(argo_ns "$key")
+  for c in cron:alice cron-forged:bob; do
+    wait_until 90 "a Workflow of CronWorkflow ${c%%:*}" test -n "$(kc admin -n "$ns" get workflows -l "workflows.argoproj.io/cron-workflow=${c%%:*}" -o name)" || true
+    wf=$(kc admin -n "$ns" get workflows -l "workflows.argoproj.io/cron-workflow=${c%%:*}" -o jsonpath='{.items[0].metadata.name}')
+    form="CronWorkflow by ${c#*:}"
+    if [ "${c%%:*}" = cron-forged ]; then form+=", carol's value in podMetadata"; fi
+    expect_pods Argo "${key##*-}" "$form -> Workflow" \
+      "$ns" "workflows.argoproj.io/workflow=$wf" 1 "${c#*:}"
+  done
+}
+
+# argo_controller_writes KEY: every request of the controller's account (Workflows of CronWorkflows, status,
+# pods) passed unchanged
+argo_controller_writes() {
+  local key=$1 writes
+  writes=$(controller_writes "$(operator_account "$key")" "$(argo_ns "$key")") || true
+  row Argo "${key##*-}" "the controller's own writes" "passed unchanged" "$(jq -r '"\(.requests) requests (\(.kinds)): \(.patched) patched, \(.denied) denied"' <<< "$writes")"
+  echo "$writes"
+  controller_writes "$(operator_account "$key")" "$(argo_ns "$key")" > /dev/null
+}
+
+@test "Argo v3.7.9: the workflow controller starts under its account" { argo_start argo-v3.7.9; }
+@test "Argo v3.7.9: steps Workflow by alice -> pods carry alice" { argo_case argo-v3.7.9 steps alice alice 1; }
+@test "Argo v3.7.9: DAG Workflow by alice -> pods carry alice" { argo_case argo-v3.7.9 dag alice alice 2; }
+@test "Argo v3.7.9: bob's podMetadata naming carol -> pods carry bob" { argo_case argo-v3.7.9 steps bob bob 1 "$CAROL_FORGED" podMetadata; }
+@test "Argo v3.7.9: bob's template metadata naming carol -> pods carry bob" { argo_case argo-v3.7.9 steps bob bob 1 "$CAROL_FORGED" template; }
+@test "Argo v3.7.9: bob's templateDefaults naming carol -> pods carry bob" { argo_case argo-v3.7.9 steps bob bob 1 "$CAROL_FORGED" templateDefaults; }
+@test "Argo v3.7.9: bob's DAG inline template naming carol -> pods carry bob or refused (rule 11)" { argo_case argo-v3.7.9 dag-inline bob bob 1 "$CAROL_FORGED"; }
+@test "Argo v3.7.9: bob's steps inline template naming carol -> pods carry bob or refused (rule 11)" { argo_case argo-v3.7.9 steps-inline bob bob 1 "$CAROL_FORGED"; }
+@test "Argo v3.7.9: bob's templated key naming carol -> refused (rule 11, keys of a target map)" { argo_case argo-v3.7.9 templated-key bob refused 1 "$CAROL_FORGED"; }
+@test "Argo v3.7.9: airflow's podMetadata for alice -> pods carry alice" { argo_case argo-v3.7.9 steps airflow alice 1 "$ALICE_VALUE" podMetadata; }
+@test "Argo v3.7.9: bob's templateRef to alice's WorkflowTemplate -> pods carry bob (rule 13)" { argo_ref_case argo-v3.7.9 workflowtemplate templateRef; }
+@test "Argo v3.7.9: bob's workflowTemplateRef to alice's WorkflowTemplate -> pods carry bob" { argo_ref_case argo-v3.7.9 workflowtemplate workflowTemplateRef; }
+@test "Argo v3.7.9: bob's templateRef to alice's ClusterWorkflowTemplate -> pods carry bob (rule 13)" { argo_ref_case argo-v3.7.9 clusterworkflowtemplate clusterTemplateRef; }
+@test "Argo v3.7.9: CronWorkflows' Workflows -> pods carry their author" { argo_cron argo-v3.7.9; }
+@test "Argo v3.7.9: the controller's own writes pass unchanged" { argo_controller_writes argo-v3.7.9; }
+
+@test "Argo v4.0.7: the workflow controller starts under its account" { argo_start argo-v4.0.7; }
+@test "Argo v4.0.7: steps Workflow by alice -> pods carry alice" { argo_case argo-v4.0.7 steps alice alice 1; }
+@test "Argo v4.0.7: DAG Workflow by alice -> pods carry alice" { argo_case argo-v4.0.7 dag alice alice 2; }
+@test "Argo v4.0.7: bob's podMetadata naming carol -> pods carry bob" { argo_case argo-v4.0.7 steps bob bob 1 "$CAROL_FORGED" podMetadata; }
+@test "Argo v4.0.7: bob's template metadata naming carol -> pods carry bob" { argo_case argo-v4.0.7 steps bob bob 1 "$CAROL_FORGED" template; }
+@test "Argo v4.0.7: bob's templateDefaults naming carol -> pods carry bob" { argo_case argo-v4.0.7 steps bob bob 1 "$CAROL_FORGED" templateDefaults; }
+@test "Argo v4.0.7: bob's DAG inline template naming carol -> pods carry bob or refused (rule 11)" { argo_case argo-v4.0.7 dag-inline bob bob 1 "$CAROL_FORGED"; }
+@test "Argo v4.0.7: bob's steps inline template naming carol -> pods carry bob or refused (rule 11)" { argo_case argo-v4.0.7 steps-inline bob bob 1 "$CAROL_FORGED"; }
+@test "Argo v4.0.7: bob's templated key naming carol -> refused (rule 11, keys of a target map)" { argo_case argo-v4.0.7 templated-key bob refused 1 "$CAROL_FORGED"; }
+@test "Argo v4.0.7: airflow's podMetadata for alice -> pods carry alice" { argo_case argo-v4.0.7 steps airflow alice 1 "$ALICE_VALUE" podMetadata; }
+@test "Argo v4.0.7: bob's templateRef to alice's WorkflowTemplate -> pods carry bob (rule 13)" { argo_ref_case argo-v4.0.7 workflowtemplate templateRef; }
+@test "Argo v4.0.7: bob's workflowTemplateRef to alice's WorkflowTemplate -> pods carry bob" { argo_ref_case argo-v4.0.7 workflowtemplate workflowTemplateRef; }
+@test "Argo v4.0.7: bob's templateRef to alice's ClusterWorkflowTemplate -> pods carry bob (rule 13)" { argo_ref_case argo-v4.0.7 clusterworkflowtemplate clusterTemplateRef; }
+@test "Argo v4.0.7: CronWorkflows' Workflows -> pods carry their author" { argo_cron argo-v4.0.7; }
+@test "Argo v4.0.7: the controller's own writes pass unchanged" { argo_controller_writes argo-v4.0.7; }
+
+# ---------------------------------------------------------------- Kubeflow training operator
+
+# pytorch_job NAME [VALUE]: a PyTorchJob, one Master and one Worker, VALUE in both templates
+pytorch_job() {
+  jq -n --arg name "$1" --arg v "${2:-}" --arg k "$ANNOTATION" --arg img "$IMAGE" '
+    (if $v == "" then {} else {metadata: {annotations: {($k): $v}}} end) as $md |
+    ($md + {spec: {containers: [{name: "pytorch", image: $img}]}}) as $t |
+    {apiVersion: "kubeflow.org/v1", kind: "PyTorchJob", metadata: {name: $name},
+     spec: {pytorchReplicaSpecs: {Master: {replicas: 1, restartPolicy: "Never", template: $t},
+                                  Worker: {replicas: 1, restartPolicy: "Never", template: $t}}}}'
+}
+
+# training_webhook KEY NS: the operator's own ValidatingWebhookConfiguration (its manifests), named as its
+# cert rotator expects, calling it through a Service whose ClusterIP is on this network namespace's
+# loopback (no kube-proxy here): the operator's validation stays in the loop, as in a cluster
+training_webhook() {
+  local key=$1 ns=$2 ip=10.0.0.53
+  ip addr add "$ip/32" dev lo 2> /dev/null || true
+  kc admin -n "$ns" apply -f - > /dev/null <<Y
+apiVersion: v1
+kind: Service
+metadata: {name: training-operator}
+spec:
+  clusterIP: $ip
+  ports: [{name: webhook-server, port: 9443, targetPort: 9443}]
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: training-operator-webhook-cert}
+Y
+  yq -y --arg ns "$ns" '.metadata.name = "validator.training-operator.kubeflow.org" |
+    .webhooks[].clientConfig.service |= {name: "training-operator", namespace: $ns, port: 9443, path: .path}' \
+    "$OPERATORS_DIR/$key"/webhook/*.yaml | kc admin apply -f - > /dev/null
+}
+
+@test "Kubeflow training operator v1.9.3: PyTorchJob pods carry their author's stamp; forged values are replaced; a trusted submitter's value is kept" {
+  local key=training-operator-v1.9.3 op="Kubeflow training" ver=v1.9.3 ns=t-pytorch account
+  require_operator "$key"
+  account=$(operator_account "$key")
+  apply_crds "$key"
+  new_namespace "$ns"
+  kc admin get namespace "${account%%:*}" > /dev/null 2>&1 || kc admin create namespace "${account%%:*}" > /dev/null
+  training_webhook "$key" "${account%%:*}"
+  start_operator "$key" --kubeconfig "$OPERATOR_KUBECONFIG" --enable-scheme=pytorchjob \
+    --metrics-bind-address=0 --health-probe-bind-address=0
+  # The operator's webhook answers once its cert rotator has written the certificate: alice's dry run passes.
+  pytorch_job probe > "$BATS_TEST_TMPDIR/probe.json"
+  wait_until 120 "the training operator's webhook" kc alice -n "$ns" create --dry-run=server -f "$BATS_TEST_TMPDIR/probe.json"
+
+  pytorch_job clean | kc alice -n "$ns" create -f - > /dev/null
+  expect_pods "$op" "$ver" "PyTorchJob by alice" "$ns" training.kubeflow.org/job-name=clean 2 alice
+  pytorch_job forged "$CAROL_FORGED" | kc bob -n "$ns" create -f - > /dev/null
+  expect_pods "$op" "$ver" "PyTorchJob by bob, carol's value in Master and Worker templates" "$ns" training.kubeflow.org/job-name=forged 2 bob
+  pytorch_job for-alice "$ALICE_VALUE" | kc airflow -n "$ns" create -f - > /dev/null
+  expect_pods "$op" "$ver" "PyTorchJob by airflow (external submitter) for alice" "$ns" training.kubeflow.org/job-name=for-alice 2 alice
+  expect_refused "$op" "$ver" "PyTorchJob by bob, carol's value as an object (not a string)" "Invalid value" bob -n "$ns" create -f \
+    <(pytorch_job object | jq --arg k "$ANNOTATION" '.spec.pytorchReplicaSpecs.Master.template.metadata.annotations[$k] = {user: "carol"}')
+
+  local writes
+  writes=$(controller_writes "$account" "$ns") || true
+  row "$op" "$ver" "the operator's own writes" "passed unchanged" "$(jq -r '"\(.requests) requests (\(.kinds)): \(.patched) patched, \(.denied) denied"' <<< "$writes")"
+  echo "$writes"
+  controller_writes "$account" "$ns" > /dev/null
+  stop_operator
+}
