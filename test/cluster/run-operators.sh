@@ -5,7 +5,7 @@
 #     $OPERATORS_DIR): their CRDs from their published artifacts, their controllers from their Go modules.
 #     When the proxy refuses Kubernetes the stage is SKIPPED with a banner; when it refuses an operator,
 #     that operator's scenarios are skipped with a banner. REQUIRE_CLUSTER=1 (or CI=true) makes either an error.
-#  2. run.sh with SUITE=operators.bats, inside a network namespace of its own (`unshare -rn`, unprivileged):
+#  2. run.sh with SUITE=operators.bats, inside network and mount namespaces of its own (`unshare`, unprivileged):
 #     Argo's health endpoint (:6060) and the training operator's webhook (:9443) listen on every interface,
 #     hard-coded; in the namespace "every interface" is a private loopback, so nothing listens on the machine's
 #     network and nothing collides with another suite's ports.
@@ -65,10 +65,13 @@ case $rc in
 esac
 echo "operators ready [$(el)]"
 
-# run.sh inside a private network namespace; its loopback starts down.
+# run.sh inside a private network namespace (its loopback starts down) and mount namespace: the training
+# operator's certificate rotator writes to /tmp/k8s-webhook-server/serving-certs, hard-coded, so /tmp is a
+# tmpfs of the suite's own.
 rc=0
 # shellcheck disable=SC2016 # $0 is expanded by the inner shell
-unshare --user --map-root-user --net -- bash -c 'ip link set lo up && exec "$0"' "$HERE/run.sh" || rc=$?
+unshare --user --map-root-user --net --mount -- \
+  bash -c 'ip link set lo up && mount -t tmpfs -o size=256m e2e-tmp /tmp && exec "$0"' "$HERE/run.sh" || rc=$?
 
 if [ -s "$RUN/operators.tsv" ]; then
   echo
