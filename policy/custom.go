@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -38,14 +39,7 @@ func (e *evaluation) customMaps(object gjson.Result, field string) (targets, gua
 
 // sortByPosition puts the maps in document order (a map to be created sits where its holder is).
 func sortByPosition(refs []mapRef) {
-	if len(refs) < 2 {
-		return
-	}
-	for i := 1; i < len(refs); i++ { // insertion sort: a handful of maps, already nearly in order
-		for j := i; j > 0 && refs[j].position() < refs[j-1].position(); j-- {
-			refs[j], refs[j-1] = refs[j-1], refs[j]
-		}
-	}
+	slices.SortStableFunc(refs, func(a, b mapRef) int { return a.position() - b.position() })
 }
 
 // position is where the map is in the document, or where it will be created.
