@@ -14,8 +14,8 @@ import (
 // The application-ID sources, in the order YuniKorn reads them (k8shim's GetApplicationIDFromPod).
 const (
 	appIDKey         = "yunikorn.apache.org/app-id" // a label first, then an annotation
-	applicationIDKey = "applicationId"               // a label
-	sparkAppSelector = "spark-app-selector"          // a label
+	applicationIDKey = "applicationId"              // a label
+	sparkAppSelector = "spark-app-selector"         // a label
 )
 
 // generatedIDPrefix and generatedIDSuffix frame YuniKorn's one application for every pod of a namespace
