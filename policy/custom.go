@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -38,14 +39,7 @@ func (e *evaluation) customMaps(object gjson.Result, field string) (targets, gua
 
 // sortByPosition puts the maps in document order (a map to be created sits where its holder is).
 func sortByPosition(refs []mapRef) {
-	if len(refs) < 2 {
-		return
-	}
-	for i := 1; i < len(refs); i++ { // insertion sort: a handful of maps, already nearly in order
-		for j := i; j > 0 && refs[j].position() < refs[j-1].position(); j-- {
-			refs[j], refs[j-1] = refs[j-1], refs[j]
-		}
-	}
+	slices.SortStableFunc(refs, func(a, b mapRef) int { return a.position() - b.position() })
 }
 
 // position is where the map is in the document, or where it will be created.
@@ -84,6 +78,11 @@ func (e *evaluation) createCustom() decision {
 	}
 	c := e.customChange(len(targets))
 	for i := range targets {
+		if !trusted {
+			if d, refused := e.checkTargetKeys(&targets[i], nil); refused {
+				return d
+			}
+		}
 		if d, refused := c.asOnCreate(&targets[i], trusted); refused {
 			return d
 		}
@@ -130,6 +129,11 @@ func (e *evaluation) updateCustom() decision {
 	for i := range targets {
 		t := &targets[i]
 		before, paired := old[t.key]
+		if !trusted {
+			if d, refused := e.checkTargetKeys(t, before); refused {
+				return d
+			}
+		}
 		switch {
 		case !paired: // a new element: as on CREATE
 			if d, refused := c.asOnCreate(t, trusted); refused {
@@ -244,45 +248,129 @@ func customWarning(replaced, restored int) string {
 	return ""
 }
 
-// guard applies rule 13 for an untrusted requester: a member of a guard map whose key or string value
-// names the annotation, and that is new or changed compared with the old object, is refused in both modes
-// (nothing sensible can be replaced inside an operator's own syntax).
+// guard applies rule 13 for an untrusted requester. Every member of a guard map is flattened to its
+// leaves (Flink reads nested configuration flattened: names joined with ".", list elements with ";"); a
+// leaf whose key or text names the annotation, in a member that is new or changed compared with the old
+// object, is refused in both modes (nothing sensible can be replaced inside an operator's own syntax), and
+// so is a leaf whose key is a template ("{{"), changed or not: a change elsewhere (the workflow's
+// arguments) changes what it becomes. A leaf whose key ends with the task-groups annotation is read as
+// task groups (rule 15). Old members are looked up in a map, so the check is linear in the leaves.
 func (e *evaluation) guard(maps, oldMaps []mapRef) (decision, bool) {
+	var oldByKey map[string]gjson.Result
+	if len(oldMaps) > 0 {
+		oldByKey = make(map[string]gjson.Result, len(oldMaps))
+		for i := range oldMaps {
+			oldByKey[oldMaps[i].key] = oldMaps[i].m
+		}
+	}
 	for i := range maps {
 		g := &maps[i]
-		var before gjson.Result
-		for j := range oldMaps {
-			if oldMaps[j].key == g.key {
-				before = oldMaps[j].m
-			}
-		}
-		var refused bool
-		var entry string
+		before := membersOf(e.req.index, oldByKey[g.key])
+		var refusal string
 		e.req.index.forEach(g.m, func(key, value gjson.Result) bool {
-			if !strings.Contains(key.Str, AnnotationKey) &&
-				(value.Type != gjson.String || !strings.Contains(value.Str, AnnotationKey)) {
-				return true
-			}
-			if before.Exists() {
-				if _, was, dup := e.req.index.member(before, key.Str); !dup && sameValue(was, value) {
-					return true // unchanged: it was there before the policy, or set by a trusted requester
+			changed := -1 // unknown until a leaf needs it
+			eachLeaf(value.Raw, key.Str, func(l leaf) bool {
+				why := ""
+				switch {
+				case strings.Contains(l.key, "{{"):
+					refusal = TemplateKeyRefusal(g.key, l.key)
+					return false
+				case l.isString && strings.HasSuffix(l.key, TaskGroupsKey) && namesAnnotation(l.text):
+					why = TaskGroupsRefusal
+				case strings.Contains(l.key, AnnotationKey) || l.isString && strings.Contains(l.text, AnnotationKey):
+					why = GuardRefusal(g.key, l.key)
+				default:
+					return true
 				}
-			}
-			refused, entry = true, key.Str
-			return false
+				if changed < 0 {
+					changed = 1
+					if was, found := before[key.Str]; found && sameValue(was, value) {
+						changed = 0 // it was there before: set by a trusted requester, or before the policy
+					}
+				}
+				if changed == 1 {
+					refusal = why
+				}
+				return refusal == "" // an unchanged member is still read for template keys
+			})
+			return refusal == ""
 		})
-		if refused {
-			e.warn("refused a guard map entry that sets " + AnnotationKey + " in " + g.key + " (rule 13)")
-			return reject(GuardRefusal(g.key, entry)), true
+		if refusal != "" {
+			e.warn("refused a guard map entry in " + g.key + " (rules 13 and 15)")
+			return reject(refusal), true
 		}
 	}
 	return decision{}, false
+}
+
+// membersOf returns the members of obj by key (none when obj is absent); a key that occurs more than
+// once maps to an absent value, so that no copy counts as unchanged.
+func membersOf(x *jsonIndex, obj gjson.Result) map[string]gjson.Result {
+	if !obj.IsObject() {
+		return nil
+	}
+	out := make(map[string]gjson.Result)
+	x.forEach(obj, func(key, value gjson.Result) bool {
+		if _, dup := out[key.Str]; dup {
+			value = gjson.Result{}
+		}
+		out[key.Str] = value
+		return true
+	})
+	return out
 }
 
 // GuardRefusal is rule 13's message.
 func GuardRefusal(path, key string) string {
 	return "the " + path + " entry " + key + " sets the " + AnnotationKey +
 		" annotation: only trusted controllers and allow-listed submitters may"
+}
+
+// TemplateKeyRefusal is rule 13's message for a key an operator's substitution may turn into any key.
+func TemplateKeyRefusal(path, key string) string {
+	return "the " + path + " entry " + key + " is a template key: only trusted controllers and allow-listed submitters may"
+}
+
+// TaskGroupsKey is the annotation YuniKorn's gang scheduling reads task groups from (rule 15).
+const TaskGroupsKey = "yunikorn.apache.org/task-groups"
+
+// TaskGroupsRefusal is rule 15's message.
+const TaskGroupsRefusal = "the " + TaskGroupsKey + " annotation sets the " + AnnotationKey +
+	" annotation on placeholder pods: only trusted controllers and allow-listed submitters may"
+
+// InvalidKeyRefusal is the message for a key of a target map that no pod can carry ("Keys of a target map").
+func InvalidKeyRefusal(path, key string) string {
+	return "the " + path + " key " + key + " is not a valid annotation key"
+}
+
+// checkTargetKeys applies, for an untrusted requester, the rule on the keys of a target map and rule 15
+// to one target (old is its pair on UPDATE, or nil): every key must be a valid annotation key (Argo
+// substitutes "{{...}}" in keys, so an invalid key may become the annotation), and a task-groups value
+// that is new or changed may not name the annotation.
+func (e *evaluation) checkTargetKeys(t, old *mapRef) (decision, bool) {
+	if !t.m.IsObject() {
+		return decision{}, false
+	}
+	var refusal string
+	e.req.index.forEach(t.m, func(key, value gjson.Result) bool {
+		switch {
+		case labelKeyProblem(strings.ToLower(key.Str)) != "": // the API server's check of annotation keys
+			refusal = InvalidKeyRefusal(t.key, key.Str)
+		case key.Str == TaskGroupsKey && value.Type == gjson.String && namesAnnotation(value.Str):
+			refusal = TaskGroupsRefusal
+			if old != nil && old.m.IsObject() {
+				if _, was, dup := e.req.index.member(old.m, TaskGroupsKey); !dup && sameValue(was, value) {
+					refusal = "" // unchanged
+				}
+			}
+		}
+		return refusal == ""
+	})
+	if refusal != "" {
+		e.warn("refused a key of " + t.key + " (custom-resource target keys, rule 15)")
+		return reject(refusal), true
+	}
+	return decision{}, false
 }
 
 // sameValue reports whether two optional JSON values are equal: strings as sameEntry compares them, other

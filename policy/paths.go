@@ -17,16 +17,19 @@ import (
 // maxPathSegments bounds the walk's recursion (TinyGo's stack is small); real paths have fewer than ten.
 const maxPathSegments = 32
 
-// Wildcards of a segment.
+// The wildcards a segment may carry after its name, one or more: every element of an array, every member
+// value of an object. "steps[*][*]" walks an array of arrays (Argo's steps).
 const (
-	plainSegment = iota
-	everyElement // name[*]
-	everyMember  // name{*}
+	everyElement = "[*]"
+	everyMember  = "{*}"
+	wildcardLen  = 3
 )
 
+// segment is a member name and its wildcards, as written ("", "[*]", "[*][*]", "{*}[*]", ...), applied in
+// order to the member's value.
 type segment struct {
 	name string
-	wild uint8
+	wild string
 }
 
 // annotationPath is a parsed path. Segments from create on are created when missing or null.
@@ -104,12 +107,11 @@ func parseSegment(rest string, at int) (segment, string, string) {
 	}
 	seg := segment{name: rest[:n]}
 	rest = rest[n:]
-	switch {
-	case strings.HasPrefix(rest, "[*]"):
-		seg.wild, rest = everyElement, rest[3:]
-	case strings.HasPrefix(rest, "{*}"):
-		seg.wild, rest = everyMember, rest[3:]
+	w := 0
+	for strings.HasPrefix(rest[w:], everyElement) || strings.HasPrefix(rest[w:], everyMember) {
+		w += wildcardLen
 	}
+	seg.wild, rest = rest[:w], rest[w:]
 	return seg, rest, ""
 }
 
@@ -117,7 +119,7 @@ func parseSegment(rest string, at int) (segment, string, string) {
 func (p annotationPath) finish(guard bool) (annotationPath, string) {
 	last := len(p.segments) - 1
 	switch {
-	case p.segments[last].wild != plainSegment:
+	case p.segments[last].wild != "":
 		return p, "the last segment must be a plain name (the map), not a wildcard"
 	case guard:
 		p.create = len(p.segments)
@@ -125,7 +127,7 @@ func (p annotationPath) finish(guard bool) (annotationPath, string) {
 		p.create = last
 	}
 	for i := p.create; i < len(p.segments); i++ {
-		if p.segments[i].wild != plainSegment {
+		if p.segments[i].wild != "" {
 			return p, `a wildcard may not follow ">": creation makes plain objects only`
 		}
 	}
@@ -141,25 +143,22 @@ func isNameByte(c byte) bool {
 
 func (p *annotationPath) hasWildcard() bool {
 	for _, s := range p.segments {
-		if s.wild != plainSegment {
+		if s.wild != "" {
 			return true
 		}
 	}
 	return false
 }
 
-// inside reports whether the maps p names lie inside the maps q names (q's segments are a proper prefix
-// of p's): both would edit the same bytes, so settings refuse it.
-func (p *annotationPath) inside(q *annotationPath) bool {
-	if len(q.segments) >= len(p.segments) {
-		return false
+// segmentsKey is the first n segments of p as one string, names and wildcards, whatever the marker.
+func (p *annotationPath) segmentsKey(n int) string {
+	var b strings.Builder
+	for _, s := range p.segments[:n] {
+		b.WriteString(s.name)
+		b.WriteString(s.wild)
+		b.WriteByte('.')
 	}
-	for i, s := range q.segments {
-		if p.segments[i] != s {
-			return false
-		}
-	}
-	return true
+	return b.String()
 }
 
 // mapRef is one map a path names in one object: found, or to be created below the deepest object that is
@@ -177,6 +176,13 @@ type mapRef struct {
 	value  gjson.Result // m[AnnotationKey] (annotation paths); absent when not set
 }
 
+// place is where a map is in the walked object: the offset of the map, or for a map to be created, the
+// offset of the deepest object that exists and the names below it.
+type place struct {
+	at   int
+	rest string
+}
+
 // walker walks paths over one object and collects the maps they name, each once, in document order.
 type walker struct {
 	doc   string
@@ -185,6 +191,9 @@ type walker struct {
 	kind  string     // for the message of a missing required segment
 	entry string     // the key looked up in every map found ("" for guard maps)
 	refs  []mapRef
+	// places holds where each map of refs is (see found), so that a map is recorded once however many
+	// paths name it, in a time that does not grow with the number of maps already found.
+	places map[place]struct{}
 	// The concrete path so far: for a path with wildcards, pieces joined by "" (".", "name", "[3]",
 	// "[\"Worker\"]"); for a plain one (every built-in kind), the first depth segments of path, so that the
 	// walk allocates nothing for messages it does not write.
@@ -292,8 +301,8 @@ func (w *walker) stepBefore(v gjson.Result, p *annotationPath, i int, anchor, cu
 		}
 		return w.found(p, anchor, cur, cur, nil, v, v)
 	}
-	if p.segments[i].wild != plainSegment {
-		return w.each(v, p, i)
+	if p.segments[i].wild != "" {
+		return w.each(v, p, i, p.segments[i].wild)
 	}
 	if !v.IsObject() {
 		if p.required {
@@ -307,11 +316,14 @@ func (w *walker) stepBefore(v gjson.Result, p *annotationPath, i int, anchor, cu
 	return w.step(v, p, i+1, anchor)
 }
 
-// each applies a wildcard segment i to v: every element of an array, or every member value of an object.
-// Before ">", a value of the wrong type names nothing.
-func (w *walker) each(v gjson.Result, p *annotationPath, i int) string {
-	seg := p.segments[i]
+// each applies the wildcards wild of segment i of p to v: the first to v (every element of an array, or
+// every member value of an object), the rest to each of those values; after the last, the walk goes on
+// with segment i+1. Before ">", a value of the wrong type names nothing.
+func (w *walker) each(v gjson.Result, p *annotationPath, i int, wild string) string {
 	next := func(elem gjson.Result) string {
+		if len(wild) > wildcardLen {
+			return w.each(elem, p, i, wild[wildcardLen:])
+		}
 		if !elem.IsObject() {
 			return ""
 		}
@@ -323,7 +335,7 @@ func (w *walker) each(v gjson.Result, p *annotationPath, i int) string {
 	}
 	var problem string
 	switch {
-	case seg.wild == everyElement && v.IsArray():
+	case wild[:wildcardLen] == everyElement && v.IsArray():
 		n := 0
 		w.index.forEach(v, func(_, elem gjson.Result) bool {
 			w.push(false, "[", strconv.Itoa(n), "]")
@@ -332,7 +344,7 @@ func (w *walker) each(v gjson.Result, p *annotationPath, i int) string {
 			w.pop(false, 3)
 			return problem == ""
 		})
-	case seg.wild == everyMember && v.IsObject():
+	case wild[:wildcardLen] == everyMember && v.IsObject():
 		var seen map[string]bool
 		w.index.forEach(v, func(key, elem gjson.Result) bool {
 			if seen[key.Str] {
@@ -343,9 +355,9 @@ func (w *walker) each(v gjson.Result, p *annotationPath, i int) string {
 				seen = map[string]bool{}
 			}
 			seen[key.Str] = true
-			w.push(false, "[", strconv.Quote(key.Str), "]")
+			w.push(false, memberPiece(key.Str)...)
 			problem = next(elem)
-			w.pop(false, 3)
+			w.pop(false, len(memberPiece(key.Str)))
 			return problem == ""
 		})
 	}
@@ -354,14 +366,26 @@ func (w *walker) each(v gjson.Result, p *annotationPath, i int) string {
 
 // found records a map: m (an object) when it exists; otherwise holder, rest and old say what to create.
 func (w *walker) found(p *annotationPath, anchor, parent, holder gjson.Result, rest []segment, old, m gjson.Result) string {
+	// A map is identified by its place in the object, not by the path that named it: a map named by
+	// several paths (a wildcard path and a path for one role) is one target, handled and stamped once.
+	at := place{at: holder.Index}
+	if m.Exists() {
+		at.at = m.Index
+	} else {
+		for _, s := range rest {
+			at.rest += "." + s.name
+		}
+	}
+	if _, named := w.places[at]; named {
+		return ""
+	}
+	if w.places == nil {
+		w.places = make(map[place]struct{})
+	}
+	w.places[at] = struct{}{}
 	key := p.plain
 	if key == "" {
 		key = strings.Join(w.trail, "")[1:]
-	}
-	for i := range w.refs {
-		if w.refs[i].key == key {
-			return "" // a map named twice counts once
-		}
 	}
 	ref := mapRef{key: key, anchor: anchor, parent: parent, holder: holder, rest: rest, old: old, m: m}
 	if m.Exists() {
@@ -378,4 +402,19 @@ func (w *walker) found(p *annotationPath, anchor, parent, holder gjson.Result, r
 	}
 	w.refs = append(w.refs, ref)
 	return ""
+}
+
+// memberPiece is how a member reached by a {*} wildcard is written in a concrete path: ".name" when the
+// name could be a path segment (so that spec.pytorchReplicaSpecs{*} and spec.pytorchReplicaSpecs.Master
+// name the map of role Master the same way, and an UPDATE pairs it whichever path found it first), and
+// ["name"] otherwise (a name holding '.', say, must not read as two segments).
+func memberPiece(name string) []string {
+	plain := name != ""
+	for i := 0; i < len(name) && plain; i++ {
+		plain = isNameByte(name[i])
+	}
+	if plain {
+		return []string{".", name}
+	}
+	return []string{"[", strconv.Quote(name), "]"}
 }

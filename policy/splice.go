@@ -416,19 +416,33 @@ func (e *edits) result() (edit, string) {
 		first    *setOp
 		t        *tree
 	}
+	type groupKey struct {
+		obj, old int // old is -1 for an insertion
+	}
 	groups := make([]group, 0, len(e.sets))
+	var byKey map[groupKey]int // made only when a second change comes: most requests make one
 	for i := range e.sets {
 		s := &e.sets[i]
-		var g *group
-		for j := range groups {
-			if have := &groups[j]; have.obj.Index == s.obj.Index && have.old.Exists() == s.old.Exists() && have.old.Index == s.old.Index {
-				g = have
-				break
-			}
+		key := groupKey{obj: s.obj.Index, old: -1}
+		if s.old.Exists() {
+			key.old = s.old.Index
 		}
-		if g == nil {
+		if byKey == nil && len(e.sets) > 1 {
+			byKey = make(map[groupKey]int, len(e.sets))
+		}
+		j, found := byKey[key]
+		if !found {
+			if byKey != nil {
+				byKey[key] = len(groups)
+			}
 			groups = append(groups, group{obj: s.obj, old: s.old, first: s})
 			continue
+		}
+		g := &groups[j]
+		if len(s.below()) == 0 || len(g.first.below()) == 0 {
+			// Two changes of one value: walker names each map once, so this is not reached; were it,
+			// the answer is bad input, never a trap.
+			return edit{}, "two annotation paths change the same part of the object"
 		}
 		if g.t == nil {
 			g.t = &tree{}
@@ -474,10 +488,10 @@ func (e *edits) result() (edit, string) {
 
 // sortSpans orders spans by start (an insertion before a replacement that starts at the same byte).
 func sortSpans(spans []span) {
-	for i := 1; i < len(spans); i++ {
-		for j := i; j > 0 && (spans[j].start < spans[j-1].start ||
-			spans[j].start == spans[j-1].start && spans[j].end < spans[j-1].end); j-- {
-			spans[j], spans[j-1] = spans[j-1], spans[j]
+	slices.SortFunc(spans, func(a, b span) int {
+		if a.start != b.start {
+			return a.start - b.start
 		}
-	}
+		return a.end - b.end
+	})
 }
