@@ -103,7 +103,8 @@ bind_operator_roles() {
   done
 }
 
-# start_operator KEY ARGS...: the operator's controller (bin/*) as its own service account, logs in
+# start_operator KEY ARGS...: the operator's controller (bin/*) as its own service account (--kubeconfig, which
+# all three take, holding its token), logs in
 # $RUN/logs/KEY.log, recorded as NAME "operator" (one runs at a time); env OPERATOR_ENV adds variables
 start_operator() {
   local key=$1 account ns sa bin
@@ -115,7 +116,7 @@ start_operator() {
   OPERATOR_KUBECONFIG=$(sa_kubeconfig "$ns" "$sa")
   echo "--- $key $* (as system:serviceaccount:$ns:$sa)" >> "$RUN/logs/operator.log"
   # shellcheck disable=SC2086 # OPERATOR_ENV is a list of NAME=VALUE words
-  start operator env ${OPERATOR_ENV:-} "$bin" "$@"
+  start operator env ${OPERATOR_ENV:-} "$bin" --kubeconfig "$OPERATOR_KUBECONFIG" "$@"
   # start records the first word's executable; the process is the operator's after env's exec
   readlink -f "$bin" > "$RUN/pids/operator.exe"
   echo "$key running as system:serviceaccount:$ns:$sa: $(basename "$bin") $*"
@@ -165,7 +166,7 @@ expect_refused() {
   local op=$1 ver=$2 form=$3 fragment=$4 user=$5 observed
   shift 5
   run --separate-stderr kc "$user" "$@"
-  if [ "$status" -eq 0 ]; then observed="accepted"; else observed="refused: $(head -c 160 <<< "$stderr" | tr '\n\t' '  ')"; fi
+  if [ "$status" -eq 0 ]; then observed="accepted"; else observed="refused: $(head -c 160 <<< "$stderr" | tr '\n\t' '  ' | sed 's/ *$//')"; fi
   row "$op" "$ver" "$form" "refused ($fragment)" "$observed"
   echo "$op $ver, $form: expected refused ($fragment); observed $observed"
   [ "$status" -ne 0 ]
@@ -196,4 +197,16 @@ controller_writes() {
     "$RUN/reviews.jsonl")
   echo "$report"
   [ "$(jq '.patched + .denied' <<< "$report")" -eq 0 ]
+}
+
+pod_count() { kc admin -n "$1" get pods --no-headers ${2:+-l "$2"} 2> /dev/null | wc -l; }
+pods_at_least() { [ "$(pod_count "$1" "${3:-}")" -ge "$2" ]; }
+
+# first_built PREFIX: the newest built version of an operator (the keys sort by version)
+first_built() {
+  local d
+  for d in $(find "$OPERATORS_DIR" -maxdepth 1 -name "$1-*" | sort -rV); do
+    if [ -f "$d/.complete" ]; then basename "$d"; return; fi
+  done
+  return 1
 }
