@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"slices"
 	"strconv"
 	"strings"
 
@@ -13,49 +12,37 @@ import (
 // turns into pod annotations by its own syntax. The targets are handled as a built-in workload's template
 // is, one by one, and every change is spliced into the object in one pass.
 
+// maps is what the declared kind's paths name in one object (request.object or request.oldObject).
+type maps struct {
+	doc            string // the object's JSON text: every cref is an offset into it
+	targets, guard []cref
+}
+
 // customMaps walks every annotation path and every guard path of the declared kind over an object.
-func (e *evaluation) customMaps(object gjson.Result, field string) (targets, guards []mapRef, problem string) {
+func (e *evaluation) customMaps(object gjson.Result, field string) (maps, string) {
 	if !object.IsObject() {
-		return nil, nil, field + " is missing or not an object"
+		return maps{}, field + " is missing or not an object"
 	}
 	c := e.kind.custom
 	root := docRoot(object.Raw)
-	w := walker{doc: object.Raw, index: e.req.index, field: field, kind: e.kind.name, entry: AnnotationKey,
-		refs: make([]mapRef, 0, 2*len(c.annotations))}
+	w := walker{doc: object.Raw, index: e.req.index, field: field, kind: e.kind.name, entry: AnnotationKey, compact: true}
 	for i := range c.annotations {
-		if problem = w.walk(root, &c.annotations[i]); problem != "" {
-			return nil, nil, problem
+		if problem := w.walk(root, &c.annotations[i]); problem != "" {
+			return maps{}, problem
 		}
 	}
-	g := walker{doc: object.Raw, index: e.req.index, field: field, kind: e.kind.name}
+	g := walker{doc: object.Raw, index: e.req.index, field: field, kind: e.kind.name, compact: true}
 	for i := range c.guards {
-		if problem = g.walk(root, &c.guards[i]); problem != "" {
-			return nil, nil, problem
+		if problem := g.walk(root, &c.guards[i]); problem != "" {
+			return maps{}, problem
 		}
 	}
-	sortByPosition(w.refs)
-	return w.refs, g.refs, ""
-}
-
-// sortByPosition puts the maps in document order (a map to be created sits where its holder is).
-func sortByPosition(refs []mapRef) {
-	slices.SortStableFunc(refs, func(a, b mapRef) int { return a.position() - b.position() })
-}
-
-// position is where the map is in the document, or where it will be created.
-func (r *mapRef) position() int {
-	switch {
-	case r.m.Exists():
-		return r.m.Index
-	case r.old.Exists():
-		return r.old.Index
-	}
-	return r.holder.Index
+	return maps{doc: object.Raw, targets: inDocumentOrder(w.crefs), guard: inDocumentOrder(g.crefs)}, ""
 }
 
 // createCustom applies rule 11 (and rule 13 on CREATE).
 func (e *evaluation) createCustom() decision {
-	targets, guards, problem := e.customMaps(e.req.object, "request.object")
+	now, problem := e.customMaps(e.req.object, "request.object")
 	if problem != "" {
 		return badInput(problem)
 	}
@@ -63,7 +50,7 @@ func (e *evaluation) createCustom() decision {
 	// copied from a parent that was already handled.
 	if e.systemUser() {
 		if e.settings.BypassControllers {
-			if d, refused := e.checkValues(targets); refused {
+			if d, refused := e.checkValues(&now); refused {
 				return d
 			}
 		}
@@ -72,18 +59,19 @@ func (e *evaluation) createCustom() decision {
 	}
 	trusted := e.trusted()
 	if !trusted {
-		if d, refused := e.guard(guards, nil); refused {
+		if d, refused := e.guard(&now, nil); refused {
 			return d
 		}
 	}
-	c := e.customChange(len(targets))
-	for i := range targets {
+	c := e.customChange(len(now.targets))
+	for i := range now.targets {
+		t := &now.targets[i]
 		if !trusted {
-			if d, refused := e.checkTargetKeys(&targets[i], nil); refused {
+			if d, refused := e.checkTargetKeys(now.doc, t, "", nil); refused {
 				return d
 			}
 		}
-		if d, refused := c.asOnCreate(&targets[i], trusted); refused {
+		if d, refused := c.asOnCreate(t, t.value.result(now.doc), trusted); refused {
 			return d
 		}
 	}
@@ -91,10 +79,10 @@ func (e *evaluation) createCustom() decision {
 }
 
 // checkValues validates every value present in the targets (a trusted requester's).
-func (e *evaluation) checkValues(targets []mapRef) (decision, bool) {
-	for i := range targets {
-		if t := &targets[i]; t.value.Exists() {
-			if problem := CheckSuppliedValue(t.value.Str); problem != "" {
+func (e *evaluation) checkValues(m *maps) (decision, bool) {
+	for i := range m.targets {
+		if t := &m.targets[i]; t.value.exists() {
+			if problem := CheckSuppliedValue(t.value.result(m.doc).Str); problem != "" {
 				return e.invalidValueIn(t.key, problem), true
 			}
 		}
@@ -104,45 +92,50 @@ func (e *evaluation) checkValues(targets []mapRef) (decision, bool) {
 
 // updateCustom applies rule 12 (and rule 13 on UPDATE): targets are paired by their concrete path.
 func (e *evaluation) updateCustom() decision {
-	targets, guards, problem := e.customMaps(e.req.object, "request.object")
+	now, problem := e.customMaps(e.req.object, "request.object")
 	if problem != "" {
 		return badInput(problem)
 	}
 	if isMissing(e.req.oldObject) {
 		return badInput("request.oldObject is missing: an UPDATE needs the old object to compare with")
 	}
-	oldTargets, oldGuards, problem := e.customMaps(e.req.oldObject, "request.oldObject")
+	was, problem := e.customMaps(e.req.oldObject, "request.oldObject")
 	if problem != "" {
 		return badInput(problem)
 	}
 	trusted := e.trusted()
 	if !trusted {
-		if d, refused := e.guard(guards, oldGuards); refused {
+		if d, refused := e.guard(&now, &was); refused {
 			return d
 		}
 	}
-	old := make(map[string]*mapRef, len(oldTargets))
-	for i := range oldTargets {
-		old[oldTargets[i].key] = &oldTargets[i]
+	old := make(map[string]*cref, len(was.targets))
+	for i := range was.targets {
+		old[was.targets[i].key] = &was.targets[i]
 	}
-	c := e.customChange(len(targets))
-	for i := range targets {
-		t := &targets[i]
+	c := e.customChange(len(now.targets))
+	for i := range now.targets {
+		t := &now.targets[i]
+		value := t.value.result(now.doc)
 		before, paired := old[t.key]
 		if !trusted {
-			if d, refused := e.checkTargetKeys(t, before); refused {
+			if d, refused := e.checkTargetKeys(now.doc, t, was.doc, before); refused {
 				return d
 			}
 		}
+		var beforeValue gjson.Result
+		if paired {
+			beforeValue = before.value.result(was.doc)
+		}
 		switch {
 		case !paired: // a new element: as on CREATE
-			if d, refused := c.asOnCreate(t, trusted); refused {
+			if d, refused := c.asOnCreate(t, value, trusted); refused {
 				return d
 			}
-		case sameEntry(before.value, t.value): // unchanged
+		case sameEntry(beforeValue, value): // unchanged
 		case trusted: // rule 7
-			if t.value.Exists() {
-				if problem := CheckSuppliedValue(t.value.Str); problem != "" {
+			if value.Exists() {
+				if problem := CheckSuppliedValue(value.Str); problem != "" {
 					return e.invalidValueIn(t.key, problem)
 				}
 			}
@@ -150,8 +143,8 @@ func (e *evaluation) updateCustom() decision {
 			e.warn("refused a change of " + AnnotationKey + " in " + t.key + " (rule 12)")
 			return reject(e.describeRequester() + " is not allowed to change the " + AnnotationKey + " annotation in " +
 				t.key + " of this " + e.kind.name + ": leave it as it was")
-		case before.value.Exists(): // rule 8: restored
-			c.edits.set(t, texts(nil, before.value.Raw))
+		case beforeValue.Exists(): // rule 8: restored
+			c.edits.set(t, texts(nil, beforeValue.Raw))
 			c.restored++
 		default: // rule 8: added where there was none, removed
 			c.edits.remove(t)
@@ -185,18 +178,19 @@ func (c *customChange) isStamp(value string) bool {
 	return value == *c.stamp
 }
 
-// asOnCreate applies rules 1 and 3 to one target: a trusted requester's value is validated and kept, a
-// target without a value is stamped, an untrusted value is replaced (or the request rejected).
-func (c *customChange) asOnCreate(t *mapRef, trusted bool) (decision, bool) {
+// asOnCreate applies rules 1 and 3 to one target (value is its annotation): a trusted requester's value is
+// validated and kept, a target without a value is stamped, an untrusted value is replaced (or the request
+// rejected).
+func (c *customChange) asOnCreate(t *cref, value gjson.Result, trusted bool) (decision, bool) {
 	e := c.e
 	switch {
-	case !t.value.Exists(): // rule 3
+	case !value.Exists(): // rule 3
 		c.edits.set(t, c.stampJSON)
 	case trusted:
-		if problem := CheckSuppliedValue(t.value.Str); problem != "" {
+		if problem := CheckSuppliedValue(value.Str); problem != "" {
 			return e.invalidValueIn(t.key, problem), true
 		}
-	case c.isStamp(t.value.Str): // the requester's own identity: nothing forged, nothing to change
+	case c.isStamp(value.Str): // the requester's own identity: nothing forged, nothing to change
 	case e.settings.OnUntrustedAnnotation == ModeReject:
 		e.warn("refused an untrusted " + AnnotationKey + " value in " + t.key + " (rule 11)")
 		return reject(e.describeRequester() + " is not allowed to set the " + AnnotationKey + " annotation (in " +
@@ -255,19 +249,19 @@ func customWarning(replaced, restored int) string {
 // so is a leaf whose key is a template ("{{"), changed or not: a change elsewhere (the workflow's
 // arguments) changes what it becomes. A leaf whose key ends with the task-groups annotation is read as
 // task groups (rule 15). Old members are looked up in a map, so the check is linear in the leaves.
-func (e *evaluation) guard(maps, oldMaps []mapRef) (decision, bool) {
+func (e *evaluation) guard(now, was *maps) (decision, bool) {
 	var oldByKey map[string]gjson.Result
-	if len(oldMaps) > 0 {
-		oldByKey = make(map[string]gjson.Result, len(oldMaps))
-		for i := range oldMaps {
-			oldByKey[oldMaps[i].key] = oldMaps[i].m
+	if was != nil && len(was.guard) > 0 {
+		oldByKey = make(map[string]gjson.Result, len(was.guard))
+		for i := range was.guard {
+			oldByKey[was.guard[i].key] = was.guard[i].m.result(was.doc)
 		}
 	}
-	for i := range maps {
-		g := &maps[i]
+	for i := range now.guard {
+		g := &now.guard[i]
 		before := membersOf(e.req.index, oldByKey[g.key])
 		var refusal string
-		e.req.index.forEach(g.m, func(key, value gjson.Result) bool {
+		e.req.index.forEach(g.m.result(now.doc), func(key, value gjson.Result) bool {
 			changed := -1 // unknown until a leaf needs it
 			eachLeaf(value.Raw, key.Str, func(l leaf) bool {
 				why := ""
@@ -347,19 +341,24 @@ func InvalidKeyRefusal(path, key string) string {
 // to one target (old is its pair on UPDATE, or nil): every key must be a valid annotation key (Argo
 // substitutes "{{...}}" in keys, so an invalid key may become the annotation), and a task-groups value
 // that is new or changed may not name the annotation.
-func (e *evaluation) checkTargetKeys(t, old *mapRef) (decision, bool) {
-	if !t.m.IsObject() {
+func (e *evaluation) checkTargetKeys(doc string, t *cref, oldDoc string, old *cref) (decision, bool) {
+	m := t.m.result(doc)
+	if !m.IsObject() {
 		return decision{}, false
 	}
+	var oldMap gjson.Result
+	if old != nil {
+		oldMap = old.m.result(oldDoc)
+	}
 	var refusal string
-	e.req.index.forEach(t.m, func(key, value gjson.Result) bool {
+	e.req.index.forEach(m, func(key, value gjson.Result) bool {
 		switch {
 		case labelKeyProblem(strings.ToLower(key.Str)) != "": // the API server's check of annotation keys
 			refusal = InvalidKeyRefusal(t.key, key.Str)
 		case key.Str == TaskGroupsKey && value.Type == gjson.String && namesAnnotation(value.Str):
 			refusal = TaskGroupsRefusal
-			if old != nil && old.m.IsObject() {
-				if _, was, dup := e.req.index.member(old.m, TaskGroupsKey); !dup && sameValue(was, value) {
+			if oldMap.IsObject() {
+				if _, was, dup := e.req.index.member(oldMap, TaskGroupsKey); !dup && sameValue(was, value) {
 					refusal = "" // unchanged
 				}
 			}

@@ -176,13 +176,6 @@ type mapRef struct {
 	value  gjson.Result // m[AnnotationKey] (annotation paths); absent when not set
 }
 
-// place is where a map is in the walked object: the offset of the map, or for a map to be created, the
-// offset of the deepest object that exists and the names below it.
-type place struct {
-	at   int
-	rest string
-}
-
 // walker walks paths over one object and collects the maps they name, each once, in document order.
 type walker struct {
 	doc   string
@@ -191,9 +184,11 @@ type walker struct {
 	kind  string     // for the message of a missing required segment
 	entry string     // the key looked up in every map found ("" for guard maps)
 	refs  []mapRef
-	// places holds where each map of refs is (see found), so that a map is recorded once however many
-	// paths name it, in a time that does not grow with the number of maps already found.
-	places map[place]struct{}
+	// compact makes found record crefs (a declared kind's targets, of which an object may hold thousands)
+	// instead of refs: a few words each, so that memory and the work of a fresh instance's collector
+	// grow only a little with every target.
+	compact bool
+	crefs   []cref
 	// The concrete path so far: for a path with wildcards, pieces joined by "" (".", "name", "[3]",
 	// "[\"Worker\"]"); for a plain one (every built-in kind), the first depth segments of path, so that the
 	// walk allocates nothing for messages it does not write.
@@ -366,26 +361,12 @@ func (w *walker) each(v gjson.Result, p *annotationPath, i int, wild string) str
 
 // found records a map: m (an object) when it exists; otherwise holder, rest and old say what to create.
 func (w *walker) found(p *annotationPath, anchor, parent, holder gjson.Result, rest []segment, old, m gjson.Result) string {
-	// A map is identified by its place in the object, not by the path that named it: a map named by
-	// several paths (a wildcard path and a path for one role) is one target, handled and stamped once.
-	at := place{at: holder.Index}
-	if m.Exists() {
-		at.at = m.Index
-	} else {
-		for _, s := range rest {
-			at.rest += "." + s.name
-		}
-	}
-	if _, named := w.places[at]; named {
-		return ""
-	}
-	if w.places == nil {
-		w.places = make(map[place]struct{})
-	}
-	w.places[at] = struct{}{}
 	key := p.plain
 	if key == "" {
 		key = strings.Join(w.trail, "")[1:]
+	}
+	if w.compact {
+		return w.foundCompact(key, holder, rest, old, m)
 	}
 	ref := mapRef{key: key, anchor: anchor, parent: parent, holder: holder, rest: rest, old: old, m: m}
 	if m.Exists() {
