@@ -195,5 +195,5 @@ func BenchmarkCost_Workflow6000TemplatesControllerStatusUpdate(b *testing.B) {
 		"UPDATE", "system:serviceaccount:kube-system:argo", false))
 }
 
-func BenchmarkCost_PodOf48KB(b *testing.B)  { benchmarkPayload(b, podPayload(48<<10)) }
+func BenchmarkCost_PodOf48KB(b *testing.B)   { benchmarkPayload(b, podPayload(48<<10)) }
 func BenchmarkCost_PodOf1500KB(b *testing.B) { benchmarkPayload(b, podPayload(1500<<10)) }
