@@ -192,7 +192,7 @@ type walker struct {
 	// The concrete path so far: for a path with wildcards, pieces joined by "" (".", "name", "[3]",
 	// "[\"Worker\"]"); for a plain one (every built-in kind), the first depth segments of path, so that the
 	// walk allocates nothing for messages it does not write.
-	trail []string
+	trail []trailPiece
 	path  *annotationPath
 	depth int
 }
@@ -209,7 +209,7 @@ func (w *walker) walk(obj gjson.Result, p *annotationPath) string {
 
 func (w *walker) at() string {
 	if w.path.plain == "" {
-		return w.field + strings.Join(w.trail, "")
+		return w.field + w.trailString()
 	}
 	var at strings.Builder
 	at.WriteString(w.field)
@@ -220,6 +220,43 @@ func (w *walker) at() string {
 	return at.String()
 }
 
+// trailPiece is a piece of the concrete path: text, or an array element's index ("[3]") when index >= 0,
+// kept as a number until a message or a key is written.
+type trailPiece struct {
+	text  string
+	index int
+}
+
+// trailString writes the concrete path so far, in one allocation.
+func (w *walker) trailString() string {
+	n := 0
+	for _, p := range w.trail {
+		if p.index < 0 {
+			n += len(p.text)
+			continue
+		}
+		n += 2 + digits(p.index)
+	}
+	b := make([]byte, 0, n)
+	for _, p := range w.trail {
+		if p.index < 0 {
+			b = append(b, p.text...)
+			continue
+		}
+		b = strconv.AppendInt(append(b, '['), int64(p.index), 10)
+		b = append(b, ']')
+	}
+	return string(b)
+}
+
+func digits(n int) int {
+	d := 1
+	for ; n >= 10; n /= 10 {
+		d++
+	}
+	return d
+}
+
 // push adds a member name (seg) or an element's pieces to the concrete path; pop takes them off.
 func (w *walker) push(seg bool, pieces ...string) {
 	if w.path.plain != "" {
@@ -227,9 +264,16 @@ func (w *walker) push(seg bool, pieces ...string) {
 		return
 	}
 	if seg {
-		w.trail = append(w.trail, ".")
+		w.trail = append(w.trail, trailPiece{text: ".", index: -1})
 	}
-	w.trail = append(w.trail, pieces...)
+	for _, p := range pieces {
+		w.trail = append(w.trail, trailPiece{text: p, index: -1})
+	}
+}
+
+// pushIndex adds an array element to the concrete path.
+func (w *walker) pushIndex(n int) {
+	w.trail = append(w.trail, trailPiece{index: n})
 }
 
 func (w *walker) pop(seg bool, n int) {
@@ -333,10 +377,10 @@ func (w *walker) each(v gjson.Result, p *annotationPath, i int, wild string) str
 	case wild[:wildcardLen] == everyElement && v.IsArray():
 		n := 0
 		w.index.forEach(v, func(_, elem gjson.Result) bool {
-			w.push(false, "[", strconv.Itoa(n), "]")
+			w.pushIndex(n)
 			n++
 			problem = next(elem)
-			w.pop(false, 3)
+			w.pop(false, 1)
 			return problem == ""
 		})
 	case wild[:wildcardLen] == everyMember && v.IsObject():
@@ -363,7 +407,7 @@ func (w *walker) each(v gjson.Result, p *annotationPath, i int, wild string) str
 func (w *walker) found(p *annotationPath, anchor, parent, holder gjson.Result, rest []segment, old, m gjson.Result) string {
 	key := p.plain
 	if key == "" {
-		key = strings.Join(w.trail, "")[1:]
+		key = w.trailString()[1:]
 	}
 	if w.compact {
 		return w.foundCompact(key, holder, rest, old, m)
