@@ -109,15 +109,12 @@ func (e *evaluation) updateCustom() decision {
 			return d
 		}
 	}
-	old := make(map[string]*cref, len(was.targets))
-	for i := range was.targets {
-		old[was.targets[i].key] = &was.targets[i]
-	}
+	pairs := pairing{was: was.targets}
 	c := e.customChange(len(now.targets))
 	for i := range now.targets {
 		t := &now.targets[i]
 		value := t.value.result(now.doc)
-		before, paired := old[t.key]
+		before, paired := pairs.find(i, t.key)
 		if !trusted {
 			if d, refused := e.checkTargetKeys(now.doc, t, was.doc, before); refused {
 				return d
@@ -152,6 +149,27 @@ func (e *evaluation) updateCustom() decision {
 		}
 	}
 	return c.decision()
+}
+
+// pairing finds a target's pair in the old object by its concrete path. Most updates keep the object's
+// shape, so the target at the same position is tried first; the first miss indexes the old targets.
+type pairing struct {
+	was   []cref
+	byKey map[string]*cref
+}
+
+func (p *pairing) find(i int, key string) (*cref, bool) {
+	if p.byKey == nil {
+		if i < len(p.was) && p.was[i].key == key {
+			return &p.was[i], true
+		}
+		p.byKey = make(map[string]*cref, len(p.was))
+		for j := range p.was {
+			p.byKey[p.was[j].key] = &p.was[j]
+		}
+	}
+	before, paired := p.byKey[key]
+	return before, paired
 }
 
 // customChange collects the changes of one request to a custom resource.

@@ -257,8 +257,10 @@ func digits(n int) int {
 	return d
 }
 
-// push adds a member name (seg) or an element's pieces to the concrete path; pop takes them off.
-func (w *walker) push(seg bool, pieces ...string) {
+// push adds a member name (seg) or a piece of text to the concrete path; pop takes them off. (Not
+// variadic: in the module a variadic call's slice may be a heap allocation, and push runs for every
+// step of every path.)
+func (w *walker) push(seg bool, piece string) {
 	if w.path.plain != "" {
 		w.depth++ // only names: a plain path has no wildcards
 		return
@@ -266,9 +268,7 @@ func (w *walker) push(seg bool, pieces ...string) {
 	if seg {
 		w.trail = append(w.trail, trailPiece{text: ".", index: -1})
 	}
-	for _, p := range pieces {
-		w.trail = append(w.trail, trailPiece{text: p, index: -1})
-	}
+	w.trail = append(w.trail, trailPiece{text: piece, index: -1})
 }
 
 // pushIndex adds an array element to the concrete path.
@@ -295,7 +295,13 @@ func (w *walker) step(cur gjson.Result, p *annotationPath, i int, anchor gjson.R
 		return duplicateKey(w.at(), seg.name)
 	}
 	w.push(true, seg.name)
-	defer w.pop(true, 1)
+	problem := w.stepIn(cur, v, p, i, anchor)
+	w.pop(true, 1)
+	return problem
+}
+
+// stepIn goes on from v, segment i of p found in cur (the concrete path names v).
+func (w *walker) stepIn(cur, v gjson.Result, p *annotationPath, i int, anchor gjson.Result) string {
 	last := i == len(p.segments)-1
 	if i < p.create {
 		return w.stepBefore(v, p, i, anchor, cur)
@@ -394,9 +400,12 @@ func (w *walker) each(v gjson.Result, p *annotationPath, i int, wild string) str
 				seen = map[string]bool{}
 			}
 			seen[key.Str] = true
-			w.push(false, memberPiece(key.Str)...)
+			pieces := memberPiece(key.Str)
+			for _, piece := range pieces {
+				w.push(false, piece)
+			}
 			problem = next(elem)
-			w.pop(false, len(memberPiece(key.Str)))
+			w.pop(false, len(pieces))
 			return problem == ""
 		})
 	}

@@ -434,26 +434,17 @@ func (e *edits) result() (edit, string) {
 		first    *setOp
 		t        *tree
 	}
-	type groupKey struct {
-		obj, old int32 // old is -1 for an insertion
-	}
+	// The sets come in document order (the targets are sorted by place), so the changes of one group
+	// are next to each other: each set joins the group before it or starts one. Were two sets of one
+	// group apart, their spans would overlap and the answer would be bad input, never a wrong splice.
 	groups := make([]group, 0, len(e.sets))
-	var byKey map[groupKey]int // made only when a second change comes: most requests make one
 	for i := range e.sets {
 		s := &e.sets[i]
-		key := groupKey{obj: s.obj.at, old: s.old.at}
-		if byKey == nil && len(e.sets) > 1 {
-			byKey = make(map[groupKey]int, len(e.sets))
-		}
-		j, found := byKey[key]
-		if !found {
-			if byKey != nil {
-				byKey[key] = len(groups)
-			}
+		if n := len(groups); n == 0 || groups[n-1].obj.at != s.obj.at || groups[n-1].old.at != s.old.at {
 			groups = append(groups, group{obj: s.obj, old: s.old, first: s})
 			continue
 		}
-		g := &groups[j]
+		g := &groups[len(groups)-1]
 		if len(s.below()) == 0 || len(g.first.below()) == 0 {
 			// Two changes of one value: walker names each map once, so this is not reached; were it,
 			// the answer is bad input, never a trap.
@@ -466,7 +457,13 @@ func (e *edits) result() (edit, string) {
 		g.t.add(s.below(), s.value)
 	}
 	spans := append(make([]span, 0, len(groups)+len(e.more)), e.more...)
-	var shared map[sharedText][]part
+	// A handful of texts serve every group (one per path that creates, with and without a comma): a
+	// short list, searched from the last one used, costs less than a hash table in the module.
+	type sharedEntry struct {
+		key   sharedText
+		parts []part
+	}
+	var shared []sharedEntry
 	for i := range groups {
 		g := &groups[i]
 		insert := !g.old.exists()
@@ -480,12 +477,17 @@ func (e *edits) result() (edit, string) {
 			if len(g.first.value) > 0 {
 				key.value = &g.first.value[0]
 			}
-			if parts = shared[key]; parts == nil {
-				parts = g.first.text(insert, comma)
-				if shared == nil {
-					shared = make(map[sharedText][]part)
+			parts = nil
+			for k := len(shared) - 1; k >= 0 && parts == nil; k-- {
+				if shared[k].key == key {
+					parts = shared[k].parts
 				}
-				shared[key] = parts
+			}
+			if parts == nil {
+				parts = g.first.text(insert, comma)
+				if len(shared) < 8 {
+					shared = append(shared, sharedEntry{key, parts})
+				}
 			}
 		} else {
 			parts = g.t.members(nil)
