@@ -282,7 +282,7 @@ func (e *evaluation) guard(now, was *maps) (decision, bool) {
 		e.req.index.forEach(g.m.result(now.doc), func(key, value gjson.Result) bool {
 			changed := -1 // unknown until a leaf needs it
 			eachLeaf(value.Raw, key.Str, func(l leaf) bool {
-				why := ""
+				var why string
 				switch {
 				case strings.Contains(l.key, "{{"):
 					refusal = TemplateKeyRefusal(g.key, l.key)

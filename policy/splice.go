@@ -424,19 +424,20 @@ type sharedText struct {
 	insert, comma bool
 }
 
-// result builds the edit; a problem means two changes would touch the same bytes (settings rule that out).
-func (e *edits) result() (edit, string) {
-	// A group is one span: members inserted into an object (at its '{'), or a value replaced (a null by the
-	// objects created below it, or a string by the new value). Most groups hold one change, written
-	// directly; only changes that meet below the same object are merged through a tree.
-	type group struct {
-		obj, old jspan // old is absent for an insertion
-		first    *setOp
-		t        *tree
-	}
-	// The sets come in document order (the targets are sorted by place), so the changes of one group
-	// are next to each other: each set joins the group before it or starts one. Were two sets of one
-	// group apart, their spans would overlap and the answer would be bad input, never a wrong splice.
+// group is one span: members inserted into an object (at its '{'), or a value replaced (a null by the
+// objects created below it, or a string by the new value). Most groups hold one change, written
+// directly; only changes that meet below the same object are merged through a tree.
+type group struct {
+	obj, old jspan // old is absent for an insertion
+	first    *setOp
+	t        *tree
+}
+
+// groups gathers the sets into groups. The sets come in document order (the targets are sorted by
+// place), so the changes of one group are next to each other: each set joins the group before it or
+// starts one. Were two sets of one group apart, their spans would overlap and the answer would be bad
+// input, never a wrong splice.
+func (e *edits) groups() ([]group, string) {
 	groups := make([]group, 0, len(e.sets))
 	for i := range e.sets {
 		s := &e.sets[i]
@@ -448,7 +449,7 @@ func (e *edits) result() (edit, string) {
 		if len(s.below()) == 0 || len(g.first.below()) == 0 {
 			// Two changes of one value: walker names each map once, so this is not reached; were it,
 			// the answer is bad input, never a trap.
-			return edit{}, "two annotation paths change the same part of the object"
+			return nil, overlappingChanges
 		}
 		if g.t == nil {
 			g.t = &tree{}
@@ -456,48 +457,69 @@ func (e *edits) result() (edit, string) {
 		}
 		g.t.add(s.below(), s.value)
 	}
-	spans := append(make([]span, 0, len(groups)+len(e.more)), e.more...)
-	// A handful of texts serve every group (one per path that creates, with and without a comma): a
-	// short list, searched from the last one used, costs less than a hash table in the module.
-	type sharedEntry struct {
-		key   sharedText
-		parts []part
+	return groups, ""
+}
+
+const overlappingChanges = "two annotation paths change the same part of the object"
+
+// sharedTexts holds the texts of changes made so far. A handful serve every group (one per path that
+// creates, with and without a comma): a short list, searched from the last one used, costs less than a
+// hash table in the module.
+type sharedTexts struct {
+	keys  []sharedText
+	texts [][]part
+}
+
+// of returns the text of a group's one change, made once for all the groups that write the same.
+func (st *sharedTexts) of(s *setOp, insert, comma bool) []part {
+	key := sharedText{restLen: len(s.rest), valueLen: len(s.value), insert: insert, comma: comma}
+	if len(s.rest) > 0 {
+		key.rest = &s.rest[0]
 	}
-	var shared []sharedEntry
+	if len(s.value) > 0 {
+		key.value = &s.value[0]
+	}
+	for k := len(st.keys) - 1; k >= 0; k-- {
+		if st.keys[k] == key {
+			return st.texts[k]
+		}
+	}
+	parts := s.text(insert, comma)
+	if len(st.keys) < 8 {
+		st.keys, st.texts = append(st.keys, key), append(st.texts, parts)
+	}
+	return parts
+}
+
+// text is the JSON text of a group whose changes were merged through a tree.
+func (g *group) text(insert, comma bool) []part {
+	parts := g.t.members(nil)
+	switch {
+	case !insert:
+		return texts(append(texts(nil, "{"), parts...), "}")
+	case comma:
+		return texts(parts, ",")
+	}
+	return parts
+}
+
+// result builds the edit; a problem means two changes would touch the same bytes (settings rule that out).
+func (e *edits) result() (edit, string) {
+	groups, problem := e.groups()
+	if problem != "" {
+		return edit{}, problem
+	}
+	spans := append(make([]span, 0, len(groups)+len(e.more)), e.more...)
+	var shared sharedTexts
 	for i := range groups {
 		g := &groups[i]
 		insert := !g.old.exists()
 		comma := insert && e.index.hasMembers(g.obj.result(e.doc))
 		var parts []part
 		if g.t == nil {
-			key := sharedText{restLen: len(g.first.rest), valueLen: len(g.first.value), insert: insert, comma: comma}
-			if len(g.first.rest) > 0 {
-				key.rest = &g.first.rest[0]
-			}
-			if len(g.first.value) > 0 {
-				key.value = &g.first.value[0]
-			}
-			parts = nil
-			for k := len(shared) - 1; k >= 0 && parts == nil; k-- {
-				if shared[k].key == key {
-					parts = shared[k].parts
-				}
-			}
-			if parts == nil {
-				parts = g.first.text(insert, comma)
-				if len(shared) < 8 {
-					shared = append(shared, sharedEntry{key, parts})
-				}
-			}
+			parts = shared.of(g.first, insert, comma)
 		} else {
-			parts = g.t.members(nil)
-			if insert {
-				if comma {
-					parts = texts(parts, ",")
-				}
-			} else {
-				parts = texts(append(texts(nil, "{"), parts...), "}")
-			}
+			parts = g.text(insert, comma)
 		}
 		if !insert {
 			spans = append(spans, span{start: int(g.old.at), end: int(g.old.at + g.old.n), parts: parts})
@@ -511,7 +533,7 @@ func (e *edits) result() (edit, string) {
 	sortSpans(spans)
 	for i := 1; i < len(spans); i++ {
 		if spans[i].start < spans[i-1].end {
-			return edit{}, "two annotation paths change the same part of the object"
+			return edit{}, overlappingChanges
 		}
 	}
 	return edit{doc: e.doc, span: spans[0], more: spans[1:]}, ""
