@@ -83,8 +83,8 @@ $(KWHOST): $(HOST_SOURCES)
 host: $(KWHOST) ## build the local policy host (build/kwhost: kwctl run / demo)
 
 .PHONY: demo
-demo: policy.wasm $(KWHOST) ## run the policy on every request in testdata/requests and show the decisions
-	@$(KWHOST) demo policy.wasm testdata/requests/*.json
+demo: policy.wasm $(KWHOST) ## a tour: each scenario of testdata/tour.json with the settings it needs, what it shows, and a table of outcomes
+	@$(KWHOST) tour policy.wasm testdata/tour.json
 
 .PHONY: test
 # Each stage runs on its own, in this order, and the run ends with a table of stages and their times.
@@ -142,7 +142,7 @@ annotated-policy.wasm: policy.wasm ## annotate policy.wasm with metadata.yml for
 	@command -v kwctl >/dev/null 2>&1 || { echo "kwctl is not installed: get it from https://github.com/kubewarden/adm-controller/releases (kwctl is built in the kubewarden-controller repository, crates/kwctl), then run: kwctl annotate -m metadata.yml -u README.md -o annotated-policy.wasm policy.wasm" >&2; exit 1; }
 	kwctl annotate -m metadata.yml -u README.md -o $@ policy.wasm
 
-FUZZ_TARGETS := FuzzValidate FuzzSettings FuzzCheckSuppliedValue FuzzStamp FuzzEditWriteOver FuzzValidJSON FuzzJSONIndex FuzzPath FuzzCustomKind FuzzCustomKindUpdate
+FUZZ_TARGETS := FuzzValidate FuzzSettings FuzzCheckSuppliedValue FuzzStamp FuzzEditWriteOver FuzzValidJSON FuzzJSONIndex FuzzPath FuzzCustomKind FuzzCustomKindUpdate FuzzLeaves
 FUZZTIME ?= 60s
 
 .PHONY: fuzz

@@ -1,7 +1,7 @@
 package policy
 
 import (
-	"slices"
+	"bytes"
 	"strconv"
 	"strings"
 
@@ -13,49 +13,45 @@ import (
 // turns into pod annotations by its own syntax. The targets are handled as a built-in workload's template
 // is, one by one, and every change is spliced into the object in one pass.
 
+// maps is what the declared kind's paths name in one object (request.object or request.oldObject).
+type maps struct {
+	doc            string // the object's JSON text: every cref is an offset into it
+	targets, guard []cref
+	// keys and guardKeys hold the crefs' concrete paths (cref.keyAt).
+	keys, guardKeys []byte
+}
+
+// key is a target's concrete path, for a message.
+func (m *maps) key(t *cref) string { return string(m.keys[t.keyAt : t.keyAt+t.keyLen]) }
+
+// guardKey is a guard map's concrete path, for a message.
+func (m *maps) guardKey(g *cref) string { return string(m.guardKeys[g.keyAt : g.keyAt+g.keyLen]) }
+
 // customMaps walks every annotation path and every guard path of the declared kind over an object.
-func (e *evaluation) customMaps(object gjson.Result, field string) (targets, guards []mapRef, problem string) {
+func (e *evaluation) customMaps(object gjson.Result, field string) (maps, string) {
 	if !object.IsObject() {
-		return nil, nil, field + " is missing or not an object"
+		return maps{}, field + " is missing or not an object"
 	}
 	c := e.kind.custom
 	root := docRoot(object.Raw)
-	w := walker{doc: object.Raw, index: e.req.index, field: field, kind: e.kind.name, entry: AnnotationKey,
-		refs: make([]mapRef, 0, 2*len(c.annotations))}
+	w := walker{doc: object.Raw, index: e.req.index, field: field, kind: e.kind.name, entry: AnnotationKey, compact: true}
 	for i := range c.annotations {
-		if problem = w.walk(root, &c.annotations[i]); problem != "" {
-			return nil, nil, problem
+		if problem := w.walk(root, &c.annotations[i]); problem != "" {
+			return maps{}, problem
 		}
 	}
-	g := walker{doc: object.Raw, index: e.req.index, field: field, kind: e.kind.name}
+	g := walker{doc: object.Raw, index: e.req.index, field: field, kind: e.kind.name, compact: true}
 	for i := range c.guards {
-		if problem = g.walk(root, &c.guards[i]); problem != "" {
-			return nil, nil, problem
+		if problem := g.walk(root, &c.guards[i]); problem != "" {
+			return maps{}, problem
 		}
 	}
-	sortByPosition(w.refs)
-	return w.refs, g.refs, ""
-}
-
-// sortByPosition puts the maps in document order (a map to be created sits where its holder is).
-func sortByPosition(refs []mapRef) {
-	slices.SortStableFunc(refs, func(a, b mapRef) int { return a.position() - b.position() })
-}
-
-// position is where the map is in the document, or where it will be created.
-func (r *mapRef) position() int {
-	switch {
-	case r.m.Exists():
-		return r.m.Index
-	case r.old.Exists():
-		return r.old.Index
-	}
-	return r.holder.Index
+	return maps{doc: object.Raw, targets: inDocumentOrder(w.crefs), guard: inDocumentOrder(g.crefs), keys: w.keys, guardKeys: g.keys}, ""
 }
 
 // createCustom applies rule 11 (and rule 13 on CREATE).
 func (e *evaluation) createCustom() decision {
-	targets, guards, problem := e.customMaps(e.req.object, "request.object")
+	now, problem := e.customMaps(e.req.object, "request.object")
 	if problem != "" {
 		return badInput(problem)
 	}
@@ -63,7 +59,7 @@ func (e *evaluation) createCustom() decision {
 	// copied from a parent that was already handled.
 	if e.systemUser() {
 		if e.settings.BypassControllers {
-			if d, refused := e.checkValues(targets); refused {
+			if d, refused := e.checkValues(&now); refused {
 				return d
 			}
 		}
@@ -72,18 +68,19 @@ func (e *evaluation) createCustom() decision {
 	}
 	trusted := e.trusted()
 	if !trusted {
-		if d, refused := e.guard(guards, nil); refused {
+		if d, refused := e.guard(&now, nil); refused {
 			return d
 		}
 	}
-	c := e.customChange(len(targets))
-	for i := range targets {
+	c := e.customChange(len(now.targets))
+	for i := range now.targets {
+		t := &now.targets[i]
 		if !trusted {
-			if d, refused := e.checkTargetKeys(&targets[i], nil); refused {
+			if d, refused := e.checkTargetKeys(&now, t, nil, nil); refused {
 				return d
 			}
 		}
-		if d, refused := c.asOnCreate(&targets[i], trusted); refused {
+		if d, refused := c.asOnCreate(&now, t, t.value.result(now.doc), trusted); refused {
 			return d
 		}
 	}
@@ -91,11 +88,11 @@ func (e *evaluation) createCustom() decision {
 }
 
 // checkValues validates every value present in the targets (a trusted requester's).
-func (e *evaluation) checkValues(targets []mapRef) (decision, bool) {
-	for i := range targets {
-		if t := &targets[i]; t.value.Exists() {
-			if problem := CheckSuppliedValue(t.value.Str); problem != "" {
-				return e.invalidValueIn(t.key, problem), true
+func (e *evaluation) checkValues(m *maps) (decision, bool) {
+	for i := range m.targets {
+		if t := &m.targets[i]; t.value.exists() {
+			if problem := CheckSuppliedValue(t.value.result(m.doc).Str); problem != "" {
+				return e.invalidValueIn(m.key(t), problem), true
 			}
 		}
 	}
@@ -104,54 +101,56 @@ func (e *evaluation) checkValues(targets []mapRef) (decision, bool) {
 
 // updateCustom applies rule 12 (and rule 13 on UPDATE): targets are paired by their concrete path.
 func (e *evaluation) updateCustom() decision {
-	targets, guards, problem := e.customMaps(e.req.object, "request.object")
+	now, problem := e.customMaps(e.req.object, "request.object")
 	if problem != "" {
 		return badInput(problem)
 	}
 	if isMissing(e.req.oldObject) {
 		return badInput("request.oldObject is missing: an UPDATE needs the old object to compare with")
 	}
-	oldTargets, oldGuards, problem := e.customMaps(e.req.oldObject, "request.oldObject")
+	was, problem := e.customMaps(e.req.oldObject, "request.oldObject")
 	if problem != "" {
 		return badInput(problem)
 	}
 	trusted := e.trusted()
 	if !trusted {
-		if d, refused := e.guard(guards, oldGuards); refused {
+		if d, refused := e.guard(&now, &was); refused {
 			return d
 		}
 	}
-	old := make(map[string]*mapRef, len(oldTargets))
-	for i := range oldTargets {
-		old[oldTargets[i].key] = &oldTargets[i]
-	}
-	c := e.customChange(len(targets))
-	for i := range targets {
-		t := &targets[i]
-		before, paired := old[t.key]
+	pairs := pairing{was: was.targets, wasKeys: was.keys, nowKeys: now.keys}
+	c := e.customChange(len(now.targets))
+	for i := range now.targets {
+		t := &now.targets[i]
+		value := t.value.result(now.doc)
+		before, paired := pairs.find(i, t)
 		if !trusted {
-			if d, refused := e.checkTargetKeys(t, before); refused {
+			if d, refused := e.checkTargetKeys(&now, t, &was, before); refused {
 				return d
 			}
 		}
+		var beforeValue gjson.Result
+		if paired {
+			beforeValue = before.value.result(was.doc)
+		}
 		switch {
 		case !paired: // a new element: as on CREATE
-			if d, refused := c.asOnCreate(t, trusted); refused {
+			if d, refused := c.asOnCreate(&now, t, value, trusted); refused {
 				return d
 			}
-		case sameEntry(before.value, t.value): // unchanged
+		case sameEntry(beforeValue, value): // unchanged
 		case trusted: // rule 7
-			if t.value.Exists() {
-				if problem := CheckSuppliedValue(t.value.Str); problem != "" {
-					return e.invalidValueIn(t.key, problem)
+			if value.Exists() {
+				if problem := CheckSuppliedValue(value.Str); problem != "" {
+					return e.invalidValueIn(now.key(t), problem)
 				}
 			}
 		case e.settings.OnUntrustedAnnotation == ModeReject: // rule 8
-			e.warn("refused a change of " + AnnotationKey + " in " + t.key + " (rule 12)")
+			e.warn("refused a change of " + AnnotationKey + " in " + now.key(t) + " (rule 12)")
 			return reject(e.describeRequester() + " is not allowed to change the " + AnnotationKey + " annotation in " +
-				t.key + " of this " + e.kind.name + ": leave it as it was")
-		case before.value.Exists(): // rule 8: restored
-			c.edits.set(t, texts(nil, before.value.Raw))
+				now.key(t) + " of this " + e.kind.name + ": leave it as it was")
+		case beforeValue.Exists(): // rule 8: restored
+			c.edits.set(t, texts(nil, beforeValue.Raw))
 			c.restored++
 		default: // rule 8: added where there was none, removed
 			c.edits.remove(t)
@@ -159,6 +158,30 @@ func (e *evaluation) updateCustom() decision {
 		}
 	}
 	return c.decision()
+}
+
+// pairing finds a target's pair in the old object by its concrete path. Most updates keep the object's
+// shape, so the target at the same position is tried first; the first miss indexes the old targets.
+type pairing struct {
+	was              []cref
+	wasKeys, nowKeys []byte
+	byKey            map[string]*cref
+}
+
+func (p *pairing) find(i int, t *cref) (*cref, bool) {
+	key := p.nowKeys[t.keyAt : t.keyAt+t.keyLen]
+	if p.byKey == nil {
+		if i < len(p.was) && bytes.Equal(p.wasKeys[p.was[i].keyAt:p.was[i].keyAt+p.was[i].keyLen], key) {
+			return &p.was[i], true
+		}
+		p.byKey = make(map[string]*cref, len(p.was))
+		for j := range p.was {
+			w := &p.was[j]
+			p.byKey[string(p.wasKeys[w.keyAt:w.keyAt+w.keyLen])] = w
+		}
+	}
+	before, paired := p.byKey[string(key)]
+	return before, paired
 }
 
 // customChange collects the changes of one request to a custom resource.
@@ -185,22 +208,23 @@ func (c *customChange) isStamp(value string) bool {
 	return value == *c.stamp
 }
 
-// asOnCreate applies rules 1 and 3 to one target: a trusted requester's value is validated and kept, a
-// target without a value is stamped, an untrusted value is replaced (or the request rejected).
-func (c *customChange) asOnCreate(t *mapRef, trusted bool) (decision, bool) {
+// asOnCreate applies rules 1 and 3 to one target (value is its annotation): a trusted requester's value is
+// validated and kept, a target without a value is stamped, an untrusted value is replaced (or the request
+// rejected).
+func (c *customChange) asOnCreate(m *maps, t *cref, value gjson.Result, trusted bool) (decision, bool) {
 	e := c.e
 	switch {
-	case !t.value.Exists(): // rule 3
+	case !value.Exists(): // rule 3
 		c.edits.set(t, c.stampJSON)
 	case trusted:
-		if problem := CheckSuppliedValue(t.value.Str); problem != "" {
-			return e.invalidValueIn(t.key, problem), true
+		if problem := CheckSuppliedValue(value.Str); problem != "" {
+			return e.invalidValueIn(m.key(t), problem), true
 		}
-	case c.isStamp(t.value.Str): // the requester's own identity: nothing forged, nothing to change
+	case c.isStamp(value.Str): // the requester's own identity: nothing forged, nothing to change
 	case e.settings.OnUntrustedAnnotation == ModeReject:
-		e.warn("refused an untrusted " + AnnotationKey + " value in " + t.key + " (rule 11)")
+		e.warn("refused an untrusted " + AnnotationKey + " value in " + m.key(t) + " (rule 11)")
 		return reject(e.describeRequester() + " is not allowed to set the " + AnnotationKey + " annotation (in " +
-			t.key + "): remove it and the policy records the requester's identity itself"), true
+			m.key(t) + "): remove it and the policy records the requester's identity itself"), true
 	default:
 		c.edits.set(t, c.stampJSON)
 		c.replaced++
@@ -255,30 +279,32 @@ func customWarning(replaced, restored int) string {
 // so is a leaf whose key is a template ("{{"), changed or not: a change elsewhere (the workflow's
 // arguments) changes what it becomes. A leaf whose key ends with the task-groups annotation is read as
 // task groups (rule 15). Old members are looked up in a map, so the check is linear in the leaves.
-func (e *evaluation) guard(maps, oldMaps []mapRef) (decision, bool) {
-	var oldByKey map[string]gjson.Result
-	if len(oldMaps) > 0 {
-		oldByKey = make(map[string]gjson.Result, len(oldMaps))
-		for i := range oldMaps {
-			oldByKey[oldMaps[i].key] = oldMaps[i].m
-		}
+func (e *evaluation) guard(now, was *maps) (decision, bool) {
+	var pairs pairing
+	if was != nil {
+		pairs = pairing{was: was.guard, wasKeys: was.guardKeys, nowKeys: now.guardKeys}
 	}
-	for i := range maps {
-		g := &maps[i]
-		before := membersOf(e.req.index, oldByKey[g.key])
+	for i := range now.guard {
+		g := &now.guard[i]
+		var before map[string]gjson.Result
+		if was != nil {
+			if old, paired := pairs.find(i, g); paired {
+				before = membersOf(e.req.index, old.m.result(was.doc))
+			}
+		}
 		var refusal string
-		e.req.index.forEach(g.m, func(key, value gjson.Result) bool {
+		e.req.index.forEach(g.m.result(now.doc), func(key, value gjson.Result) bool {
 			changed := -1 // unknown until a leaf needs it
 			eachLeaf(value.Raw, key.Str, func(l leaf) bool {
-				why := ""
+				var why string
 				switch {
 				case strings.Contains(l.key, "{{"):
-					refusal = TemplateKeyRefusal(g.key, l.key)
+					refusal = TemplateKeyRefusal(now.guardKey(g), l.key)
 					return false
 				case l.isString && strings.HasSuffix(l.key, TaskGroupsKey) && namesAnnotation(l.text):
 					why = TaskGroupsRefusal
 				case strings.Contains(l.key, AnnotationKey) || l.isString && strings.Contains(l.text, AnnotationKey):
-					why = GuardRefusal(g.key, l.key)
+					why = GuardRefusal(now.guardKey(g), l.key)
 				default:
 					return true
 				}
@@ -296,7 +322,7 @@ func (e *evaluation) guard(maps, oldMaps []mapRef) (decision, bool) {
 			return refusal == ""
 		})
 		if refusal != "" {
-			e.warn("refused a guard map entry in " + g.key + " (rules 13 and 15)")
+			e.warn("refused a guard map entry in " + now.guardKey(g) + " (rules 13 and 15)")
 			return reject(refusal), true
 		}
 	}
@@ -347,19 +373,24 @@ func InvalidKeyRefusal(path, key string) string {
 // to one target (old is its pair on UPDATE, or nil): every key must be a valid annotation key (Argo
 // substitutes "{{...}}" in keys, so an invalid key may become the annotation), and a task-groups value
 // that is new or changed may not name the annotation.
-func (e *evaluation) checkTargetKeys(t, old *mapRef) (decision, bool) {
-	if !t.m.IsObject() {
+func (e *evaluation) checkTargetKeys(now *maps, t *cref, was *maps, old *cref) (decision, bool) {
+	m := t.m.result(now.doc)
+	if !m.IsObject() {
 		return decision{}, false
 	}
+	var oldMap gjson.Result
+	if old != nil {
+		oldMap = old.m.result(was.doc)
+	}
 	var refusal string
-	e.req.index.forEach(t.m, func(key, value gjson.Result) bool {
+	e.req.index.forEach(m, func(key, value gjson.Result) bool {
 		switch {
 		case labelKeyProblem(strings.ToLower(key.Str)) != "": // the API server's check of annotation keys
-			refusal = InvalidKeyRefusal(t.key, key.Str)
+			refusal = InvalidKeyRefusal(now.key(t), key.Str)
 		case key.Str == TaskGroupsKey && value.Type == gjson.String && namesAnnotation(value.Str):
 			refusal = TaskGroupsRefusal
-			if old != nil && old.m.IsObject() {
-				if _, was, dup := e.req.index.member(old.m, TaskGroupsKey); !dup && sameValue(was, value) {
+			if oldMap.IsObject() {
+				if _, was, dup := e.req.index.member(oldMap, TaskGroupsKey); !dup && sameValue(was, value) {
 					refusal = "" // unchanged
 				}
 			}
@@ -367,7 +398,7 @@ func (e *evaluation) checkTargetKeys(t, old *mapRef) (decision, bool) {
 		return refusal == ""
 	})
 	if refusal != "" {
-		e.warn("refused a key of " + t.key + " (custom-resource target keys, rule 15)")
+		e.warn("refused a key of " + now.key(t) + " (custom-resource target keys, rule 15)")
 		return reject(refusal), true
 	}
 	return decision{}, false

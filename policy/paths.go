@@ -176,13 +176,6 @@ type mapRef struct {
 	value  gjson.Result // m[AnnotationKey] (annotation paths); absent when not set
 }
 
-// place is where a map is in the walked object: the offset of the map, or for a map to be created, the
-// offset of the deepest object that exists and the names below it.
-type place struct {
-	at   int
-	rest string
-}
-
 // walker walks paths over one object and collects the maps they name, each once, in document order.
 type walker struct {
 	doc   string
@@ -191,13 +184,18 @@ type walker struct {
 	kind  string     // for the message of a missing required segment
 	entry string     // the key looked up in every map found ("" for guard maps)
 	refs  []mapRef
-	// places holds where each map of refs is (see found), so that a map is recorded once however many
-	// paths name it, in a time that does not grow with the number of maps already found.
-	places map[place]struct{}
+	// compact makes found record crefs (a declared kind's targets, of which an object may hold thousands)
+	// instead of refs: a few words each, so that memory and the work of a fresh instance's collector
+	// grow only a little with every target.
+	compact bool
+	crefs   []cref
+	// keys holds the crefs' concrete paths one after the other (keysOf makes them strings, all at once):
+	// one buffer, not one allocation per target.
+	keys []byte
 	// The concrete path so far: for a path with wildcards, pieces joined by "" (".", "name", "[3]",
 	// "[\"Worker\"]"); for a plain one (every built-in kind), the first depth segments of path, so that the
 	// walk allocates nothing for messages it does not write.
-	trail []string
+	trail []trailPiece
 	path  *annotationPath
 	depth int
 }
@@ -214,7 +212,7 @@ func (w *walker) walk(obj gjson.Result, p *annotationPath) string {
 
 func (w *walker) at() string {
 	if w.path.plain == "" {
-		return w.field + strings.Join(w.trail, "")
+		return w.field + w.trailString()
 	}
 	var at strings.Builder
 	at.WriteString(w.field)
@@ -225,16 +223,77 @@ func (w *walker) at() string {
 	return at.String()
 }
 
-// push adds a member name (seg) or an element's pieces to the concrete path; pop takes them off.
-func (w *walker) push(seg bool, pieces ...string) {
+// trailPiece is a piece of the concrete path: text, or an array element's index ("[3]") when index >= 0,
+// kept as a number until a message or a key is written.
+type trailPiece struct {
+	text  string
+	index int
+}
+
+// appendTrail appends the concrete path so far to dst, without its leading '.'.
+func (w *walker) appendTrail(dst []byte) []byte {
+	start := len(dst)
+	for _, p := range w.trail {
+		if p.index < 0 {
+			dst = append(dst, p.text...)
+			continue
+		}
+		dst = strconv.AppendInt(append(dst, '['), int64(p.index), 10)
+		dst = append(dst, ']')
+	}
+	if len(dst) > start && dst[start] == '.' {
+		dst = append(dst[:start], dst[start+1:]...)
+	}
+	return dst
+}
+
+// trailString writes the concrete path so far, in one allocation.
+func (w *walker) trailString() string {
+	n := 0
+	for _, p := range w.trail {
+		if p.index < 0 {
+			n += len(p.text)
+			continue
+		}
+		n += 2 + digits(p.index)
+	}
+	b := make([]byte, 0, n)
+	for _, p := range w.trail {
+		if p.index < 0 {
+			b = append(b, p.text...)
+			continue
+		}
+		b = strconv.AppendInt(append(b, '['), int64(p.index), 10)
+		b = append(b, ']')
+	}
+	return string(b)
+}
+
+func digits(n int) int {
+	d := 1
+	for ; n >= 10; n /= 10 {
+		d++
+	}
+	return d
+}
+
+// push adds a member name (seg) or a piece of text to the concrete path; pop takes them off. (Not
+// variadic: in the module a variadic call's slice may be a heap allocation, and push runs for every
+// step of every path.)
+func (w *walker) push(seg bool, piece string) {
 	if w.path.plain != "" {
 		w.depth++ // only names: a plain path has no wildcards
 		return
 	}
 	if seg {
-		w.trail = append(w.trail, ".")
+		w.trail = append(w.trail, trailPiece{text: ".", index: -1})
 	}
-	w.trail = append(w.trail, pieces...)
+	w.trail = append(w.trail, trailPiece{text: piece, index: -1})
+}
+
+// pushIndex adds an array element to the concrete path.
+func (w *walker) pushIndex(n int) {
+	w.trail = append(w.trail, trailPiece{index: n})
 }
 
 func (w *walker) pop(seg bool, n int) {
@@ -256,7 +315,13 @@ func (w *walker) step(cur gjson.Result, p *annotationPath, i int, anchor gjson.R
 		return duplicateKey(w.at(), seg.name)
 	}
 	w.push(true, seg.name)
-	defer w.pop(true, 1)
+	problem := w.stepIn(cur, v, p, i, anchor)
+	w.pop(true, 1)
+	return problem
+}
+
+// stepIn goes on from v, segment i of p found in cur (the concrete path names v).
+func (w *walker) stepIn(cur, v gjson.Result, p *annotationPath, i int, anchor gjson.Result) string {
 	last := i == len(p.segments)-1
 	if i < p.create {
 		return w.stepBefore(v, p, i, anchor, cur)
@@ -338,10 +403,10 @@ func (w *walker) each(v gjson.Result, p *annotationPath, i int, wild string) str
 	case wild[:wildcardLen] == everyElement && v.IsArray():
 		n := 0
 		w.index.forEach(v, func(_, elem gjson.Result) bool {
-			w.push(false, "[", strconv.Itoa(n), "]")
+			w.pushIndex(n)
 			n++
 			problem = next(elem)
-			w.pop(false, 3)
+			w.pop(false, 1)
 			return problem == ""
 		})
 	case wild[:wildcardLen] == everyMember && v.IsObject():
@@ -355,9 +420,12 @@ func (w *walker) each(v gjson.Result, p *annotationPath, i int, wild string) str
 				seen = map[string]bool{}
 			}
 			seen[key.Str] = true
-			w.push(false, memberPiece(key.Str)...)
+			pieces := memberPiece(key.Str)
+			for _, piece := range pieces {
+				w.push(false, piece)
+			}
 			problem = next(elem)
-			w.pop(false, len(memberPiece(key.Str)))
+			w.pop(false, len(pieces))
 			return problem == ""
 		})
 	}
@@ -366,26 +434,12 @@ func (w *walker) each(v gjson.Result, p *annotationPath, i int, wild string) str
 
 // found records a map: m (an object) when it exists; otherwise holder, rest and old say what to create.
 func (w *walker) found(p *annotationPath, anchor, parent, holder gjson.Result, rest []segment, old, m gjson.Result) string {
-	// A map is identified by its place in the object, not by the path that named it: a map named by
-	// several paths (a wildcard path and a path for one role) is one target, handled and stamped once.
-	at := place{at: holder.Index}
-	if m.Exists() {
-		at.at = m.Index
-	} else {
-		for _, s := range rest {
-			at.rest += "." + s.name
-		}
+	if w.compact {
+		return w.foundCompact(p, holder, rest, old, m)
 	}
-	if _, named := w.places[at]; named {
-		return ""
-	}
-	if w.places == nil {
-		w.places = make(map[place]struct{})
-	}
-	w.places[at] = struct{}{}
 	key := p.plain
 	if key == "" {
-		key = strings.Join(w.trail, "")[1:]
+		key = w.trailString()[1:]
 	}
 	ref := mapRef{key: key, anchor: anchor, parent: parent, holder: holder, rest: rest, old: old, m: m}
 	if m.Exists() {
