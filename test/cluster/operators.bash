@@ -104,35 +104,37 @@ bind_operator_roles() {
 }
 
 # start_operator KEY ARGS...: the operator's controller (bin/*) as its own service account (--kubeconfig, which
-# all three take, holding its token), logs in
-# $RUN/logs/KEY.log, recorded as NAME "operator" (one runs at a time); env OPERATOR_ENV adds variables
+# all three take, holding its token), replacing the one in its slot: OPERATOR_SLOT, "operator" unless set (Argo's
+# controller has a slot of its own, so that it keeps running while other operators' scenarios fill the minute
+# its CronWorkflows wait for); logs in $RUN/logs/SLOT.log; env OPERATOR_ENV adds variables
 start_operator() {
-  local key=$1 account ns sa bin
+  local key=$1 account ns sa bin slot=${OPERATOR_SLOT:-operator}
   shift
-  stop_operator
+  stop_operator "$slot"
   account=$(operator_account "$key") ns=${account%%:*} sa=${account#*:}
   bind_operator_roles "$key" "$ns" "$sa"
   bin=$(echo "$OPERATORS_DIR/$key"/bin/*)
   OPERATOR_KUBECONFIG=$(sa_kubeconfig "$ns" "$sa")
-  echo "--- $key $* (as system:serviceaccount:$ns:$sa)" >> "$RUN/logs/operator.log"
+  echo "--- $key $* (as system:serviceaccount:$ns:$sa)" >> "$RUN/logs/$slot.log"
   # shellcheck disable=SC2086 # OPERATOR_ENV is a list of NAME=VALUE words
-  start operator env ${OPERATOR_ENV:-} "$bin" --kubeconfig "$OPERATOR_KUBECONFIG" "$@"
+  start "$slot" env ${OPERATOR_ENV:-} "$bin" --kubeconfig "$OPERATOR_KUBECONFIG" "$@"
   # start records the first word's executable; the process is the operator's after env's exec
-  readlink -f "$bin" > "$RUN/pids/operator.exe"
+  readlink -f "$bin" > "$RUN/pids/$slot.exe"
   echo "$key running as system:serviceaccount:$ns:$sa: $(basename "$bin") $*"
 }
 
-# stop_operator: TERM, 3 s, then KILL (Argo v4 ignores TERM for ~20 s); only the recorded PID
+# stop_operator [SLOT]: TERM, 3 s, then KILL (Argo v4 ignores TERM for ~20 s); only the recorded PID
 stop_operator() {
-  local f=$RUN/pids/operator.pid pid
+  local slot=${1:-operator}
+  local f=$RUN/pids/$slot.pid pid
   [ -f "$f" ] || return 0
   pid=$(cat "$f")
-  if kill -0 "$pid" 2> /dev/null && ours "$pid" operator; then
+  if kill -0 "$pid" 2> /dev/null && ours "$pid" "$slot"; then
     kill "$pid" 2> /dev/null || true
     for _ in $(seq 1 30); do kill -0 "$pid" 2> /dev/null || break; sleep 0.1; done
     if kill -0 "$pid" 2> /dev/null; then kill -9 "$pid" 2> /dev/null || true; fi
   fi
-  rm -f "$f" "$RUN/pids/operator.exe"
+  rm -f "$f" "$RUN/pids/$slot.exe"
 }
 
 # who VALUE: the test user whose exact stamp VALUE is, else the value itself (or <none>)
@@ -176,12 +178,15 @@ expect_refused() {
 # apply_crds KEY: the operator's CRDs, server-side (KubeRay's exceed the last-applied annotation's limit),
 # taking over fields from another version of the same CRDs; waits until they are established
 apply_crds() {
-  local f names=()
+  local f names=() applied=$RUN/crds-applied-${1%-*}
+  # the same CRDs are applied once (a large CRD takes seconds to apply and establish)
+  if [ "$(cat "$applied" 2> /dev/null)" = "$1" ]; then return 0; fi
   for f in "$OPERATORS_DIR/$1"/crds/*; do
     kc admin apply --server-side --force-conflicts -f "$f" > /dev/null
     names+=("crd/$(yq -r .metadata.name "$f")")
   done
   kc admin wait --for=condition=Established --timeout=60s "${names[@]}" > /dev/null
+  echo "$1" > "$applied"
   echo "$1: applied its CRDs ${names[*]#crd/}"
 }
 
