@@ -258,6 +258,7 @@ kuberay() {
 # argo_ns KEY: the namespace of that version's scenarios
 argo_ns() { local v=${1##*-}; echo "t-argo-${v//./-}"; }
 
+# argo_start KEY [no-cron]: that version's controller, its namespace, and (unless no-cron) the CronWorkflows
 argo_start() {
   local key=$1 ns account
   require_operator "$key"
@@ -276,6 +277,7 @@ data:
 Y
   OPERATOR_ENV="LEADER_ELECTION_DISABLE=true" OPERATOR_SLOT=argo start_operator "$key" \
     --executor-image "registry.invalid/argoexec:${key##*-}"
+  [ "${2:-}" != no-cron ] || return 0
   # A CronWorkflow runs at the next minute: created first, checked by the last test of the version.
   argo_yaml cron "" | kc alice -n "$ns" create -f - > /dev/null
   argo_yaml cron "$CAROL_FORGED" podMetadata cron-forged | kc bob -n "$ns" create -f - > /dev/null
@@ -323,7 +325,9 @@ argo_case() {
   run --separate-stderr kc "$user" -n "$ns" create -f "$BATS_TEST_TMPDIR/wf.json"
   echo "$user: create $desc -> exit $status; ${stderr:-}"
   if [ "$status" -ne 0 ]; then
-    row "Argo" "${key##*-}" "$desc" "$count pods: $want or refused" "refused: $(head -c 120 <<< "$stderr" | tr '\n\t' '  ')"
+    local expected="$count pods: $want, or refused"
+    if [ "$want" = refused ]; then expected=refused; fi
+    row "Argo" "${key##*-}" "$desc" "$expected" "refused: ${stderr##*denied the request: }"
     [[ "$stderr" == *"denied the request"* ]]
     return
   fi
@@ -494,4 +498,54 @@ Y
 
 cert_secret_ready() {
   kc admin -n "$1" get secret training-operator-webhook-cert -o json | jq -e '.data["ca.crt"] and .data["tls.crt"] and .data["tls.key"]'
+}
+
+# ---------------------------------------------------------------- load (OPERATOR_LOAD=1; not part of make test)
+# 200 Workflows (alice) and 50 RayClusters (bob) at once, Argo v4.0.7 and KubeRay v1.5.0 creating their pods:
+# what admission costs the controllers. Figures: the policy's time per request in kwhost (reviews.jsonl) by
+# requester and kind, and the API server's own histogram of the webhook's latency (sum/count over the run).
+
+# latency_report NS: count, p50, p99 and max of the policy's time (µs) per requester kind and operation in NS
+latency_report() {
+  jq -sr --arg ns "$1" '[.[] | select(.namespace == $ns and (.dryRun | not))] |
+    group_by([(if (.userInfo.username | startswith("system:serviceaccount:")) then .userInfo.username | split(":")[3] else "user" end), .kind, .operation]) |
+    map(sort_by(.micros) | {who: .[0].userInfo.username, kind: .[0].kind, op: .[0].operation, n: length,
+      p50: .[(length * 0.5 | floor)].micros, p99: .[((length - 1) * 0.99 | floor)].micros, max: .[-1].micros,
+      patched: map(select(.patch)) | length}) |
+    .[] | "\(.who)\t\(.kind) \(.op)\t\(.n)\tp50 \(.p50) µs\tp99 \(.p99) µs\tmax \(.max) µs\tpatched \(.patched)"' "$RUN/reviews.jsonl"
+}
+
+# webhook_seconds: the API server's sum and count of our webhook's admission latency
+webhook_seconds() {
+  curl_admin "https://127.0.0.1:$API_PORT/metrics" |
+    awk '/^apiserver_admission_webhook_admission_duration_seconds_(sum|count)\{.*name="yunikorn-user-info-e2e/ {
+      if ($1 ~ /_sum/) s += $2; else c += $2 } END {print s, c}'
+}
+
+@test "load: 200 Workflows and 50 RayClusters at once; the latency admission adds for the controllers" {
+  [ "${OPERATOR_LOAD:-0}" = 1 ] || skip "OPERATOR_LOAD=1 runs it (a few minutes)"
+  require_operator argo-v4.0.7
+  require_operator kuberay-v1.5.0
+  local ns=t-load i before after t0
+  apply_crds argo-v4.0.7
+  apply_crds kuberay-v1.5.0
+  new_namespace "$ns"
+  argo_start argo-v4.0.7 no-cron
+  start_operator kuberay-v1.5.0 --enable-leader-election=false --metrics-addr=0 --health-probe-bind-address=0
+  before=$(webhook_seconds)
+  t0=$(date +%s)
+  for i in $(seq 1 200); do argo_yaml steps "" "" "wf-$i"; done | jq -s '{apiVersion: "v1", kind: "List", items: .}' > "$BATS_TEST_TMPDIR/wfs.json"
+  for i in $(seq 1 50); do ray_cluster "rc-$i"; done | jq -s '{apiVersion: "v1", kind: "List", items: .}' > "$BATS_TEST_TMPDIR/rcs.json"
+  kc alice -n "$ns" create -f "$BATS_TEST_TMPDIR/wfs.json" > /dev/null &
+  kc bob -n "$ns" create -f "$BATS_TEST_TMPDIR/rcs.json" > /dev/null
+  wait
+  wait_until 600 "300 pods in $ns" pods_at_least "$ns" 300
+  after=$(webhook_seconds)
+  echo "300 pods in $(($(date +%s) - t0)) s; the API server's webhook latency: $(awk -v b="$before" -v a="$after" 'BEGIN {
+    split(b, x, " "); split(a, y, " "); n = y[2] - x[2]; printf "%d calls, mean %.1f ms", n, n ? 1000 * (y[1] - x[1]) / n : 0 }')"
+  latency_report "$ns" | tee "$RUN/operators-load.txt" | column -t -s $'\t'
+  row "load" "Argo v4.0.7, KubeRay v1.5.0" "200 Workflows (alice), 50 RayClusters (bob)" "300 pods, each its author's" "$(pod_owners "$ns" "")"
+  [ "$(pod_owners "$ns" "")" = "200 pods: alice; 100 pods: bob" ]
+  stop_operator
+  stop_operator argo
 }
