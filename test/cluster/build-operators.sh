@@ -18,6 +18,9 @@
 # `go install`ed at a version the proxy refuses to list, and a module's replaces apply only when it is the
 # main module.
 #
+# CRDS_ONLY=1 fetches the CRDs and manifests without building the controllers (the cluster suite's
+# custom-resource scenarios need only the CRDs).
+#
 # Exit codes: 0 every KEY built or cached; 3 the proxy (or Maven Central) would not serve one of them (the
 # others are still built; the caller skips what is missing, loudly); anything else is a real failure.
 set -euo pipefail
@@ -80,7 +83,7 @@ build_go() { # KEY OUT
     cp "$dir/$WEBHOOK" "$out/webhook/"
   fi
   chmod -R u+w "$out/crds" "$out/rbac" "$out/webhook" 2> /dev/null || true
-  [ -n "$PKG" ] || return 0
+  [ -n "$PKG" ] && [ "${CRDS_ONLY:-0}" != 1 ] || return 0
   {
     echo "module example.com/operatorbuild"
     echo
@@ -120,7 +123,7 @@ build_maven() { # KEY OUT: the CRDs inside the operator's API jar
 
 for key in "$@"; do
   out=$DIR/$key
-  if [ -f "$out/.complete" ]; then
+  if [ -f "$out/.complete" ] || { [ "${CRDS_ONLY:-0}" = 1 ] && [ -f "$out/.crds" ]; }; then
     echo "$key: cached in $out ($(contents "$out"))"
     continue
   fi
@@ -133,7 +136,7 @@ for key in "$@"; do
     *) build_go "$key" "$out" || rc=$? ;;
   esac
   case $rc in
-    0) touch "$out/.complete"
+    0) if [ -n "$PKG" ] && [ "${CRDS_ONLY:-0}" = 1 ]; then touch "$out/.crds"; else touch "$out/.complete"; fi
        echo "$key: built in $(el) ($(contents "$out"))" ;;
     3) refused=1 ;;
     *) echo "$key: build failed (exit $rc)" >&2; exit "$rc" ;;

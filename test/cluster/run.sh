@@ -27,10 +27,10 @@ export KWHOST=${KWHOST:-$ROOT/build/kwhost} POLICY=${POLICY:-$ROOT/policy.wasm}
 export WEBHOOKCONFIG=${WEBHOOKCONFIG:-$ROOT/build/webhookconfig} METADATA=${METADATA:-$ROOT/metadata.yml}
 # The webhook gets the matchConditions of the shipped example, so that the suite proves what users deploy.
 export MATCH_CONDITIONS=${MATCH_CONDITIONS:-$ROOT/examples/default.yaml}
-# The operator examples whose custom-resource rules "register_webhook custom-resources" adds, and the CRDs
-# (written for the suite from the fields the policy reads: the operators cannot run here).
+# The operator examples whose custom-resource rules "register_webhook custom-resources" adds; the CRDs
+# (comma-separated files or folders) are the operators' own, fetched below.
 export OPERATOR_EXAMPLES=${OPERATOR_EXAMPLES:-$ROOT/examples/spark-operator.yaml,$ROOT/examples/kuberay.yaml}
-export CRDS=${CRDS:-$HERE/crds.yaml}
+export OPERATORS_DIR=${OPERATORS_DIR:-$ROOT/.tools/operators}
 # Uncommon ports, so that the suite does not collide with a cluster or a policy-server on this machine.
 export API_PORT=${API_PORT:-16443} ETCD_PORT=${ETCD_PORT:-12379} ETCD_PEER_PORT=${ETCD_PEER_PORT:-12380}
 export KCM_PORT=${KCM_PORT:-20257} WEBHOOK_PORT=${WEBHOOK_PORT:-19443}
@@ -90,6 +90,19 @@ esac
 # kubectl elsewhere on PATH may be too old or too new for this API server.
 export PATH="$KUBE_BIN:$PATH"
 echo "kubectl $(kubectl version --client -o json | jq -r .clientVersion.gitVersion) from $KUBE_BIN [$(el)]"
+# The Spark operator's and KubeRay's own CRDs (from their Go modules, cached in $OPERATORS_DIR); the
+# hand-written crds.yaml stands in only when the module proxy refuses them.
+if [ -z "${CRDS:-}" ]; then
+  mkdir -p "$(dirname "$RUN")"
+  if CRDS_ONLY=1 "$HERE/build-operators.sh" "$OPERATORS_DIR" spark-operator-v2.4.0 kuberay-v1.5.0 > "$RUN.crds.log" 2>&1; then
+    CRDS=$OPERATORS_DIR/spark-operator-v2.4.0/crds,$OPERATORS_DIR/kuberay-v1.5.0/crds
+  else
+    echo "the operators' CRDs could not be fetched ($RUN.crds.log): the hand-written test/cluster/crds.yaml stands in" >&2
+    CRDS=$HERE/crds.yaml
+  fi
+fi
+export CRDS
+echo "custom-resource CRDs: $CRDS"
 
 echo "== [3/4] control plane on 127.0.0.1 (state and logs in $RUN)"
 # shellcheck source=lib.bash
