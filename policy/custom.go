@@ -122,13 +122,16 @@ func (e *evaluation) updateCustom() decision {
 	c := e.customChange(len(now.targets))
 	for i := range now.targets {
 		t := &now.targets[i]
-		value := t.value.result(now.doc)
 		before, paired := pairs.find(i, t)
 		if !trusted {
 			if d, refused := e.checkTargetKeys(&now, t, &was, before); refused {
 				return d
 			}
 		}
+		if paired && sameBytes(now.doc, t.value, was.doc, before.value) {
+			continue // unchanged, byte for byte (a controller's status write): nothing to unescape
+		}
+		value := t.value.result(now.doc)
 		var beforeValue gjson.Result
 		if paired {
 			beforeValue = before.value.result(was.doc)
@@ -157,6 +160,15 @@ func (e *evaluation) updateCustom() decision {
 		}
 	}
 	return c.decision()
+}
+
+// sameBytes reports whether two optional values are present in both documents with the same bytes, or
+// absent from both.
+func sameBytes(doc string, a jspan, oldDoc string, b jspan) bool {
+	if !a.exists() || !b.exists() {
+		return a.exists() == b.exists()
+	}
+	return doc[a.at:a.at+a.n] == oldDoc[b.at:b.at+b.n]
 }
 
 // pairing finds a target's pair in the old object by its concrete path. Most updates keep the object's

@@ -250,6 +250,27 @@ func (x *jsonIndex) member(obj gjson.Result, key string) (keyResult, value gjson
 	return keyResult, withStr(value), false
 }
 
+// childRaw is child for a caller that needs where the value is, not its unescaped text: a string value's
+// Str is left empty.
+func (x *jsonIndex) childRaw(obj gjson.Result, key string) (gjson.Result, bool) {
+	it, ok := x.members(obj)
+	if !ok {
+		return x.child(obj, key)
+	}
+	it.keysOnly = true
+	var value, k, v gjson.Result
+	var more bool
+	for it, k, v, more = it.next(); more; it, k, v, more = it.next() {
+		if k.Str == key {
+			if value.Exists() {
+				return value, true
+			}
+			value = v
+		}
+	}
+	return value, false
+}
+
 // withStr fills in the unescaped text of a string value read with keysOnly.
 func withStr(v gjson.Result) gjson.Result {
 	if v.Type == gjson.String {
