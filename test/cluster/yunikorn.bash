@@ -228,6 +228,12 @@ app_field() {
 }
 app_user() { app_field "$1" "$2" user; }
 app_state() { app_field "$1" "$2" applicationState; }
+# app_pods QUEUE APP: the pods of the application's allocations (allocation keys are pod UIDs), comma-separated
+app_pods() {
+  local uids
+  uids=$({ yk_rest "/partition/default/queue/$1/application/$2" || echo '{}'; } | jq -c '[.. | objects | .allocationKey? // empty]')
+  kc admin get pods -A -o json | jq -r --argjson uids "$uids" '[.items[] | select(.metadata.uid as $u | $uids | index($u)) | .metadata.name] | sort | join(",")'
+}
 app_known() { [ "$(app_user "$1" "$2")" != "<none>" ]; }
 
 # usage_apps USER: the applications YuniKorn charges to USER (its user-usage tracker), comma-separated

@@ -92,6 +92,14 @@ use_settings() {
   record "4 bob, legacy label alice" "stamp bob, rejected" "$seen"
   [ "$(stamp_user "$NS_A" p4)" = bob ]
   [ "$(outcome "$NS_A" p4)" = rejected ]
+  # the control run: without the policy YuniKorn reads the label
+  yk_pod p4 yk-4-off root.alice "" '.metadata.labels["yunikorn.apache.org/username"] = "alice"' > "$BATS_TEST_TMPDIR/p.json"
+  submit bob "$NS_OFF" "$BATS_TEST_TMPDIR/p.json"
+  [ "$status" -eq 0 ]
+  wait_bound "$NS_OFF" p4 || true
+  record "4 same, policy OFF" "app user alice, bound (the hole)" "stamp $(stamp_user "$NS_OFF" p4), $(outcome "$NS_OFF" p4), app user $(app_user root.alice yk-4-off)"
+  [ "$(outcome "$NS_OFF" p4)" = bound ]
+  [ "$(app_user root.alice yk-4-off)" = alice ]
 }
 
 @test "5. bob's second application in root.bobs (maxapplications 1 for bob) is held, binds once his first is gone; charged to bob, never alice" {
@@ -121,12 +129,17 @@ use_settings() {
   [[ ",$(usage_apps alice)," != *,yk-5* ]]
 }
 
-@test "6. bob's Deployment whose template carries alice's value: its pods are stamped bob and rejected; one ReplicaSet, no loop" {
-  jq -n --arg k "$ANNOTATION" --arg v "$ALICE_VALUE" --arg img "$IMAGE" '{apiVersion: "apps/v1", kind: "Deployment",
+# deployment_d6 [APP]: bob's Deployment d6, its template carrying alice's value
+deployment_d6() {
+  jq -n --arg k "$ANNOTATION" --arg v "$ALICE_VALUE" --arg img "$IMAGE" --arg app "${1:-yk-6}" '{apiVersion: "apps/v1", kind: "Deployment",
     metadata: {name: "d6"}, spec: {replicas: 1, selector: {matchLabels: {app: "d6"}},
-      template: {metadata: {labels: {app: "d6", applicationId: "yk-6", queue: "root.alice"}, annotations: {($k): $v}},
+      template: {metadata: {labels: {app: "d6", applicationId: $app, queue: "root.alice"}, annotations: {($k): $v}},
         spec: {schedulerName: "yunikorn", tolerations: [{operator: "Exists"}],
-          containers: [{name: "c", image: $img, resources: {requests: {cpu: "100m", memory: "64Mi"}}}]}}}}' > "$BATS_TEST_TMPDIR/d.json"
+          containers: [{name: "c", image: $img, resources: {requests: {cpu: "100m", memory: "64Mi"}}}]}}}}'
+}
+
+@test "6. bob's Deployment whose template carries alice's value: its pods are stamped bob and rejected; one ReplicaSet, no loop" {
+  deployment_d6 > "$BATS_TEST_TMPDIR/d.json"
   submit bob "$NS_A" "$BATS_TEST_TMPDIR/d.json"
   [ "$status" -eq 0 ]
   failed_pod() { kc admin -n "$NS_A" get pods -l app=d6 -o json | jq -e '[.items[] | select(.status.reason == "ApplicationRejected")] | length > 0'; }
@@ -142,6 +155,16 @@ use_settings() {
   [ "$(jq '[.items[] | select(.spec.nodeName != null)] | length' <<< "$pods")" -eq 0 ]
   [ "$rs" -eq 1 ]
   kc admin -n "$NS_A" delete deployment d6 --wait=false > /dev/null
+  # the control run: without the policy the controllers copy alice's value and YuniKorn runs the pods as alice
+  deployment_d6 yk-6-off > "$BATS_TEST_TMPDIR/d.json"
+  submit bob "$NS_OFF" "$BATS_TEST_TMPDIR/d.json"
+  [ "$status" -eq 0 ]
+  bound_pod() { kc admin -n "$NS_OFF" get pods -l app=d6 -o json | jq -e '[.items[] | select(.spec.nodeName != null)] | length > 0'; }
+  wait_until 60 "a pod of d6 to be bound" bound_pod || true
+  record "6 same, policy OFF" "pods run as alice (the hole)" \
+    "bound $(kc admin -n "$NS_OFF" get pods -l app=d6 -o json | jq '[.items[] | select(.spec.nodeName != null)] | length'), app user $(app_user root.alice yk-6-off)"
+  [ "$(app_user root.alice yk-6-off)" = alice ]
+  kc admin -n "$NS_OFF" delete deployment d6 --wait=false > /dev/null
 }
 
 @test "7. a trusted external submitter (bypassAuth, airflow) supplying alice: alice, bound" {
@@ -374,28 +397,34 @@ drop_gangs() {
     echo "restart $i: $(paste -sd' ' <<< "$now")"
     [ "$now" = "$before" ] || changed=$((changed + 1))
   done
-  wait_until 30 "yk-5c to be Accepted again" bash -c "[ \"\$(curl -sf --max-time 5 '$YK_REST/partition/default/queue/root.bobs/application/yk-5c' | jq -r .applicationState)\" = Accepted ]" || true
-  record "fault: scheduler restarted $restarts times" "every app keeps its user; pending stays held" \
+  wait_until 10 "yk-5c to be Accepted again" bash -c "[ \"\$(curl -sf --max-time 5 '$YK_REST/partition/default/queue/root.bobs/application/yk-5c' | jq -r .applicationState)\" = Accepted ]" || true
+  record "fault: scheduler restarted $restarts times" "every app keeps its user" \
     "apps changed user in $changed of $restarts restarts; ready again in ${times% }; pending yk-5c: $(app_state root.bobs yk-5c), $(outcome "$NS_A" p5c)"
+  # Only the users are asserted: whether bob's held application is still held after a restart is YuniKorn's
+  # limit bookkeeping (v1.8.0 has let it run after a restart, the recovered allocations of yk-5b not yet counted).
   [ "$changed" -eq 0 ]
-  [ "$(app_state root.bobs yk-5c)" = Accepted ]
-  [ "$(outcome "$NS_A" p5c)" = pending ]
+  [ "$(stamp_user "$NS_A" p5c)" = bob ]
 }
 
 @test "measure: bob relabels his pending pod to alice's application ID (a pod UPDATE the policy does not check)" {
-  # yk-5c waits in root.bobs; bob points it at alice's yk-1, then the scheduler restarts (recovery reads labels anew)
-  run --separate-stderr kc bob -n "$NS_A" label pod p5c applicationId=yk-1 --overwrite
-  echo "bob: relabel p5c to applicationId=yk-1 -> exit $status; stderr: ${stderr:-<none>}"
+  # bob's pr waits in root.bobs (his limit: yk-5b runs); he points it at alice's yk-1, then the scheduler restarts
+  yk_pod pr yk-r root.bobs > "$BATS_TEST_TMPDIR/p.json"
+  submit bob "$NS_A" "$BATS_TEST_TMPDIR/p.json"
   [ "$status" -eq 0 ]
-  local live restarted
-  wait_until 5 "p5c to be bound (it is not expected to be)" is_bound "$NS_A" p5c || true
-  live="$(outcome "$NS_A" p5c), yk-5c $(app_state root.bobs yk-5c)"
+  wait_until 20 "yk-r to be Accepted" bash -c "[ \"\$(curl -sf --max-time 5 '$YK_REST/partition/default/queue/root.bobs/application/yk-r' | jq -r .applicationState)\" = Accepted ]" || true
+  local held live restarted
+  held="$(outcome "$NS_A" pr), yk-r $(app_state root.bobs yk-r)"
+  run --separate-stderr kc bob -n "$NS_A" label pod pr applicationId=yk-1 --overwrite
+  echo "bob: relabel pr to applicationId=yk-1 -> exit $status; stderr: ${stderr:-<none>}"
+  [ "$status" -eq 0 ]
+  wait_until 5 "pr to be bound (it is not expected to be)" is_bound "$NS_A" pr || true
+  live="$(outcome "$NS_A" pr), yk-1 pods [$(app_pods root.alice yk-1)]"
   yk_stop
   yk_start > /dev/null
-  wait_until 20 "p5c to be bound after the restart" is_bound "$NS_A" p5c || true
-  restarted="$(outcome "$NS_A" p5c), yk-5c $(app_state root.bobs yk-5c), yk-1 user $(app_user root.alice yk-1)"
-  record "UPDATE: pending pod relabelled to alice's app" "measured" "live: $live; after a restart: $restarted"
-  [ "$(stamp_user "$NS_A" p5c)" = bob ]
+  wait_until 20 "pr to be bound after the restart" is_bound "$NS_A" pr || true
+  restarted="$(outcome "$NS_A" pr), yk-r $(app_state root.bobs yk-r), yk-1 user $(app_user root.alice yk-1) pods [$(app_pods root.alice yk-1)]"
+  record "UPDATE: pending pod relabelled to alice's app" "measured" "before: $held; relabelled: $live; after a restart: $restarted"
+  [ "$(stamp_user "$NS_A" pr)" = bob ]
 }
 
 @test "the scheduler's writes (Bindings, pod status) never reached the webhook nor changed a stamp" {
@@ -444,7 +473,7 @@ drop_gangs() {
   t0=$SECONDS
   if yk_start 30 > /dev/null 2>&1; then
     wait_until 30 "$gang recovered" app_known root.alice "$gang" || true
-    wait_until 20 "p12-acl to fail" is_failed "$NS_A" p12-acl || true
+    if [ "$(app_user root.alice "$gang")" != alice ]; then wait_until 20 "p12-acl to fail" is_failed "$NS_A" p12-acl || true; fi
     outcome_alice="ready in $((SECONDS - t0))s, app user $(app_user root.alice "$gang"), alice's pod $(outcome "$NS_A" p12-acl); $(grep -oE 'Failed to add application to partition[^{]*\{"applicationID": "'"$gang"'"[^}]*\}' "$RUN/logs/yunikorn.log" | tail -n 1 | grep -oE 'application rejected[^"]*' || echo 'not rejected')"
   else
     outcome_alice="NOT ready after 30s: $(grep -oE 'Failed to add (node|application)[^{]*\{[^}]*\}' "$RUN/logs/yunikorn.log" | tail -n 2 | cut -c1-160 | paste -sd' ')"
