@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# build-yunikorn.sh VERSION DIR: Apache YuniKorn's scheduler (k8shim's pkg/cmd/shim, with the core built in)
-# and its admission controller, at k8shim VERSION, from the Go module proxy into DIR (keyed by version, so a
+# build-yunikorn.sh VERSION DIR: Apache YuniKorn's scheduler (k8shim's pkg/cmd/shim, with the core built in),
+# at k8shim VERSION, from the Go module proxy into DIR (keyed by version, so a
 # second run only checks that they are there). The module is test/cluster/yunikorn/k8shim-VERSION: its go.mod
 # and go.sum are committed (the checksum database answers 404 for k8shim v1.4.0 and core v1.4.0-1, so go.sum
 # is the only record of what was built).
@@ -16,11 +16,11 @@ T0=$(date +%s)
 el() { echo "$(($(date +%s) - T0))s"; }
 
 [ -f "$SRC/go.mod" ] || { echo "build-yunikorn.sh: no module for k8shim $V ($SRC)" >&2; exit 2; }
-if [ -x "$BIN/yunikorn-scheduler" ] && [ -x "$BIN/yunikorn-admission-controller" ] && [ -f "$BIN/.complete" ]; then
+if [ -x "$BIN/yunikorn-scheduler" ] && [ -f "$BIN/.complete" ]; then
   echo "yunikorn v$V: cached in $BIN"
   exit 0
 fi
-echo "building the YuniKorn scheduler and admission controller v$V from the Go module proxy (cold: 2-5 min on 2 cores)"
+echo "building the YuniKorn scheduler v$V from the Go module proxy (cold: 2-5 min on a quiet 2-core machine)"
 mkdir -p "$BIN"
 BIN=$(cd "$BIN" && pwd)
 (while sleep 60; do echo "  still compiling yunikorn v$V... [$(el)]"; done) &
@@ -33,11 +33,6 @@ rc=0
 GOFLAGS='-buildvcs=false -mod=readonly' GOWORK=off GONOSUMDB='github.com/apache/*' \
   nice -n 10 go build -trimpath -ldflags='-s -w' -o "$BIN/yunikorn-scheduler" github.com/apache/yunikorn-k8shim/pkg/cmd/shim \
   > "$BIN/build.log" 2>&1 || rc=$?
-if [ $rc -eq 0 ]; then
-  GOFLAGS='-buildvcs=false -mod=readonly' GOWORK=off GONOSUMDB='github.com/apache/*' \
-    nice -n 10 go build -trimpath -ldflags='-s -w' -o "$BIN/yunikorn-admission-controller" \
-    github.com/apache/yunikorn-k8shim/pkg/cmd/admissioncontroller >> "$BIN/build.log" 2>&1 || rc=$?
-fi
 if [ $rc -ne 0 ]; then
   cat "$BIN/build.log" >&2
   if grep -qE '(403|404|410) |Forbidden|Not Found|Gone|dial tcp|no such host' "$BIN/build.log"; then exit 3; fi

@@ -253,6 +253,3 @@ note_stamp() {
   printf '%s\t%s\t%s\n' "$1" "$2" "$(kc admin -n "$1" get pod "$2" -o json | jq -c --arg k "$ANNOTATION" '(.metadata.annotations // {})[$k]')" \
     >> "$RUN/yk-stamps.tsv"
 }
-
-# rule_in_tree TEXT: the policy in this tree has the rule whose message contains TEXT
-rule_in_tree() { grep -rqF -- "$1" "$BATS_TEST_DIRNAME/../../policy"; }

@@ -1,6 +1,7 @@
 //go:build tools
 
-// Package tools names the commands build-yunikorn.sh builds, so that go.mod and go.sum hold what they need.
+// Package tools names the commands go.mod and go.sum must cover: the scheduler, which build-yunikorn.sh builds,
+// and the admission controller, for scenarios that run YuniKorn's own webhook beside the policy.
 package tools
 
 import (
