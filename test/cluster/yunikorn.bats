@@ -435,6 +435,18 @@ drop_gangs() {
   [ "$(jq -c --arg u "$YK_USER" 'select(.userInfo.username == $u and (.kind != "Pod" or .operation != "CREATE" or (.subResource // "") != ""))' "$RUN/reviews.jsonl" | wc -l)" -eq 0 ]
 }
 
+@test "preflight: reads YuniKorn's ConfigMaps (generateUniqueAppId off) and names the application bob's pod shares with alice" {
+  kc admin get pods,configmaps -A -o json > "$BATS_TEST_TMPDIR/objects.json"
+  run --separate-stderr "$KWHOST" preflight --policy "$POLICY" -f "$BATS_TEST_TMPDIR/objects.json"
+  echo "exit $status; stderr: ${stderr:-<none>}"
+  sed -n '/^YuniKorn:/,$p' <<< "$output"
+  record "preflight: applications" "generateUniqueAppId off; yk-1 charged to alice for bob's pods" \
+    "$(grep -c 'generateUniqueAppId is off (default)' <<< "$output") off line; $(grep -E '^yk-a +yk-1 ' <<< "$output" | tr -s ' ')"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"admissionController.filtering.generateUniqueAppId is off (default)"* ]]
+  grep -qE '^yk-a +yk-1 +alice \(p1\) +bob: [0-9]+$' <<< "$output"
+}
+
 @test "measure (12): whose user a gang application gets when the scheduler recovers it, in an open queue and in root.alice" {
   local gang=yk-12-open i users="" t0 outcome_alice
   # root.sandbox admits anyone: recovery cannot fail on the ACL, so this measures whose user the application gets
