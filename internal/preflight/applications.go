@@ -44,47 +44,9 @@ type SharedApplication struct {
 // ApplicationsOf reads the ConfigMaps named yunikorn-defaults and yunikorn-configs (the latter wins, as in
 // YuniKorn) and the pods scheduled by YuniKorn (schedulerName yunikorn) among items.
 func ApplicationsOf(items []Object) Applications {
-	out := Applications{Source: "default"}
-	for _, name := range []string{"yunikorn-defaults", "yunikorn-configs"} {
-		for _, it := range items {
-			meta, _ := it["metadata"].(object)
-			if str(it["kind"]) != "ConfigMap" || str(meta["name"]) != name {
-				continue
-			}
-			data, _ := it["data"].(object)
-			if v, ok := data[GenerateUniqueAppIDKey].(string); ok {
-				b, err := strconv.ParseBool(strings.TrimSpace(v))
-				out.GenerateUniqueAppID = err == nil && b
-				out.Source = str(meta["namespace"]) + "/" + name
-			}
-		}
-	}
-
-	type member struct {
-		pod, user string
-		created   int64 // whole seconds, as YuniKorn orders pods on recovery
-		order     int
-	}
-	apps := map[[2]string][]member{}
-	generated := map[[2]string]bool{}
-	for i, it := range items {
-		meta, _ := it["metadata"].(object)
-		spec, _ := it["spec"].(object)
-		if str(it["kind"]) != "Pod" || str(spec["schedulerName"]) != "yunikorn" {
-			continue
-		}
-		ns := str(meta["namespace"])
-		id := applicationID(meta)
-		if id == "" {
-			if out.GenerateUniqueAppID {
-				continue // an application of its own
-			}
-			id = generatedID(ns)
-			generated[[2]string{ns, id}] = true
-		}
-		key := [2]string{ns, id}
-		apps[key] = append(apps[key], member{pod: str(meta["name"]), user: podUser(meta), created: created(meta), order: i})
-	}
+	out := Applications{}
+	out.GenerateUniqueAppID, out.Source = uniqueAppIDSetting(items)
+	apps, generated := members(items, out.GenerateUniqueAppID)
 	for key, ms := range apps {
 		sort.Slice(ms, func(i, j int) bool {
 			if ms[i].created != ms[j].created {
@@ -109,6 +71,57 @@ func ApplicationsOf(items []Object) Applications {
 		return a.Namespace < b.Namespace || a.Namespace == b.Namespace && a.ApplicationID < b.ApplicationID
 	})
 	return out
+}
+
+// uniqueAppIDSetting is generateUniqueAppId as YuniKorn reads it (yunikorn-configs over yunikorn-defaults,
+// false when unset or not a boolean) and where it came from.
+func uniqueAppIDSetting(items []Object) (on bool, source string) {
+	source = "default"
+	for _, name := range []string{"yunikorn-defaults", "yunikorn-configs"} {
+		for _, it := range items {
+			meta, _ := it["metadata"].(object)
+			if str(it["kind"]) != "ConfigMap" || str(meta["name"]) != name {
+				continue
+			}
+			data, _ := it["data"].(object)
+			if v, ok := data[GenerateUniqueAppIDKey].(string); ok {
+				b, err := strconv.ParseBool(strings.TrimSpace(v))
+				on, source = err == nil && b, str(meta["namespace"])+"/"+name
+			}
+		}
+	}
+	return on, source
+}
+
+type member struct {
+	pod, user string
+	created   int64 // whole seconds, as YuniKorn orders pods on recovery
+	order     int
+}
+
+// members groups the YuniKorn pods of items by namespace and application ID; generated marks the
+// namespaces' generated applications.
+func members(items []Object, unique bool) (apps map[[2]string][]member, generated map[[2]string]bool) {
+	apps, generated = map[[2]string][]member{}, map[[2]string]bool{}
+	for i, it := range items {
+		meta, _ := it["metadata"].(object)
+		spec, _ := it["spec"].(object)
+		if str(it["kind"]) != "Pod" || str(spec["schedulerName"]) != "yunikorn" {
+			continue
+		}
+		ns := str(meta["namespace"])
+		id := applicationID(meta)
+		if id == "" {
+			if unique {
+				continue // an application of its own
+			}
+			id = generatedID(ns)
+			generated[[2]string{ns, id}] = true
+		}
+		key := [2]string{ns, id}
+		apps[key] = append(apps[key], member{pod: str(meta["name"]), user: podUser(meta), created: created(meta), order: i})
+	}
+	return apps, generated
 }
 
 // applicationID is the ID YuniKorn reads from a pod, in its order (v1.8: the canonical label first), or "".
