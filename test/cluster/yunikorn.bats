@@ -302,14 +302,19 @@ placeholders_bound() { [ "$(placeholders "$1" "$2" | grep -c '	bound$')" -ge "$3
     [ "$status" -eq 0 ]
     note_stamp "$NS_A" "p12-$mode"
     wait_until 60 "3 placeholders of yk-12-$mode" placeholder_count "$NS_A" "yk-12-$mode" 3 || true
-    placeholders "$NS_A" "yk-12-$mode" | sed 's/^/  placeholder: /'
+    # one snapshot: once the gang is complete YuniKorn replaces (deletes) a placeholder with alice's pod
+    local seen admitted
+    seen=$(placeholders "$NS_A" "yk-12-$mode")
+    sed 's/^/  placeholder: /' <<< "$seen"
+    # the placeholders' creations as the webhook saw them: the scheduler's, admitted
+    admitted=$(jq -c --arg u "$YK_USER" --arg ns "$NS_A" --arg p "tg-yk-12-$mode-" 'select(.namespace == $ns and .kind == "Pod" and
+      .operation == "CREATE" and .userInfo.username == $u and (.name | startswith($p)) and .allowed)' "$RUN/reviews.jsonl" | wc -l)
     record "12 gang, scheduler $mode" "placeholders admitted, stamp scheduler; app user alice" \
-      "placeholders $(placeholders "$NS_A" "yk-12-$mode" | wc -l), stamps $(placeholders "$NS_A" "yk-12-$mode" | cut -f2 | sort -u | paste -sd,), app user $(app_user root.alice "yk-12-$mode")"
-    [ "$(placeholders "$NS_A" "yk-12-$mode" | wc -l)" -ge 3 ]
-    [ "$(placeholders "$NS_A" "yk-12-$mode" | cut -f2 | sort -u)" = "$YK_USER" ]
+      "placeholders admitted $admitted, seen $(grep -c . <<< "$seen"), stamps $(cut -f2 <<< "$seen" | sort -u | paste -sd,), app user $(app_user root.alice "yk-12-$mode")"
+    [ "$admitted" -ge 3 ]
+    [ "$(grep -c . <<< "$seen")" -ge 3 ]
+    [ "$(cut -f2 <<< "$seen" | sort -u)" = "$YK_USER" ]
     [ "$(app_user root.alice "yk-12-$mode")" = alice ]
-    # the placeholders' creations reached the webhook as the scheduler's, and were admitted
-    [ "$(jq -c --arg u "$YK_USER" --arg ns "$NS_A" 'select(.namespace == $ns and .kind == "Pod" and .operation == "CREATE" and .userInfo.username == $u)' "$RUN/reviews.jsonl" | wc -l)" -ge 3 ]
   done
   use_settings '{}'
 }

@@ -7,7 +7,8 @@
 #     version with a banner, or fails when REQUIRE_CLUSTER=1 or CI=true.
 #  2. For each version, run.sh with SUITE=yunikorn.bats in a private network namespace of its own: YuniKorn's
 #     REST API listens on :9080 on every interface (hard-coded), so the whole control plane and the scheduler
-#     run where nothing outside can reach them and nothing collides with another suite on this machine.
+#     run where nothing outside can reach them and nothing collides with another suite on this machine. The
+#     versions run side by side (YUNIKORN_SERIAL=1: one after the other), each printing its output when done.
 #  3. A table of version, scenario, expected and observed, from every version's run.
 #
 # Env: YUNIKORN_VERSIONS (default "1.4.0 1.8.0"), RUN (state, default build/cluster-yunikorn; one directory
@@ -77,20 +78,44 @@ rm -rf "$BASE"
 mkdir -p "$BASE"
 : > "$TABLE"
 failed=()
-for v in "${ran[@]}"; do
-  echo "==== YuniKorn v$v (state in $BASE/v$v) [$(el)]"
-  rc=0
+# start_version V: run.sh for YuniKorn V in a network namespace of its own (unshare and bash exec, so the PID
+# left in $! is run.sh's, which stops what it started when signalled)
+start_version() {
   # shellcheck disable=SC2016,SC2034 # the variables are the command's environment; $1 is the inner shell's
-  RUN=$BASE/v$v YUNIKORN_VERSION=$v YUNIKORN_BIN=$ROOT/.tools/yunikorn/v$v YUNIKORN_TABLE=$TABLE SUITE=yunikorn.bats \
-    "${netns[@]}" bash -c 'PATH=$PATH:/usr/sbin:/sbin; { ip link show lo | grep -q LOOPBACK,UP || ip link set lo up; } && exec "$1"' _ "$HERE/run.sh" || rc=$?
-  [ $rc -eq 0 ] || failed+=("v$v (exit $rc)")
-done
-
+  RUN=$BASE/v$1 YUNIKORN_VERSION=$1 YUNIKORN_BIN=$ROOT/.tools/yunikorn/v$1 YUNIKORN_TABLE=$TABLE SUITE=yunikorn.bats \
+    "${netns[@]}" bash -c 'PATH=$PATH:/usr/sbin:/sbin; { ip link show lo | grep -q LOOPBACK,UP || ip link set lo up; } && exec "$1"' _ "$HERE/run.sh"
+}
+if [ "${netns[0]}" != env ] && [ "${YUNIKORN_SERIAL:-0}" != 1 ] && [ ${#ran[@]} -gt 1 ]; then
+  # Each version in its own network namespace: they share nothing, so they run side by side (the scenarios
+  # mostly wait for the scheduler). Their output follows, one version after the other.
+  echo "==== YuniKorn ${ran[*]} side by side (YUNIKORN_SERIAL=1 runs them one by one); output in $BASE/v<version>.log [$(el)]"
+  pids=()
+  for v in "${ran[@]}"; do
+    start_version "$v" > "$BASE/v$v.log" 2>&1 &
+    pids+=("$!")
+  done
+  trap 'kill -TERM "${pids[@]}" 2> /dev/null; wait; exit 130' INT TERM
+  for i in "${!ran[@]}"; do
+    rc=0
+    wait "${pids[$i]}" || rc=$?
+    echo "==== YuniKorn v${ran[$i]}: exit $rc [$(el)]"
+    cat "$BASE/v${ran[$i]}.log"
+    [ $rc -eq 0 ] || failed+=("v${ran[$i]} (exit $rc)")
+  done
+  trap - INT TERM
+else
+  for v in "${ran[@]}"; do
+    echo "==== YuniKorn v$v (state in $BASE/v$v) [$(el)]"
+    rc=0
+    start_version "$v" || rc=$?
+    [ $rc -eq 0 ] || failed+=("v$v (exit $rc)")
+  done
+fi
 echo
 echo "YuniKorn in the loop: what YuniKorn did, per version and scenario ($(date -u +%Y-%m-%dT%H:%MZ), $(el))"
 {
   printf 'version\tscenario\texpected\tobserved\n'
-  cat "$TABLE"
+  sort -s -t $'\t' -k1,1 "$TABLE"
 } | awk -F'\t' '{ for (i = 1; i <= NF; i++) { cell[NR, i] = $i; if (length($i) > w[i]) w[i] = length($i) } n = NR }
   END { for (r = 1; r <= n; r++) { line = ""; for (i = 1; i <= 4; i++) line = line sprintf("%-" w[i] "s  ", cell[r, i]); sub(/ +$/, "", line); print line } }'
 if [ ${#failed[@]} -gt 0 ]; then
