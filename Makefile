@@ -88,8 +88,8 @@ demo: policy.wasm $(KWHOST) ## a tour: each scenario of testdata/tour.json with 
 
 .PHONY: test
 # Each stage runs on its own, in this order, and the run ends with a table of stages and their times.
-TEST_STAGES ?= check-generated lint unit-tests e2e-tests fuzz-short e2e-cluster e2e-operators e2e-load
-test: ## run every test (lint, unit, host, e2e, a short fuzz, a real control plane, load and faults), then a table of stage times
+TEST_STAGES ?= check-generated lint unit-tests e2e-tests fuzz-short e2e-cluster e2e-operators e2e-load e2e-yunikorn
+test: ## run every test (lint, unit, host, e2e, a short fuzz, a real control plane, operators, load and faults, YuniKorn in the loop), then a table of stage times
 	@MAKE="$(MAKE)" hack/stages.sh $(TEST_STAGES)
 
 .PHONY: check

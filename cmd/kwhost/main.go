@@ -61,7 +61,10 @@ preflight reads a List of objects (kubectl get pods,deployments,replicasets,stat
       jobs,cronjobs,replicationcontrollers -A -o json) and prints, per object, what the policy will
       do on its next rollout or pod creation (stamp, keep, refuse, leave-alone) and why, found by
       running the policy on the requests the controllers and owners will send; --controllers single
-      when kube-controller-manager runs without --use-service-account-credentials.
+      when kube-controller-manager runs without --use-service-account-credentials. The text output
+      ends with YuniKorn's applications: whether generateUniqueAppId is on (from the ConfigMaps
+      yunikorn-defaults and yunikorn-configs in the input) and which applications of the input's
+      YuniKorn pods mix users, charged to whom.
 
 --payload policy-server (the default) hands the policy the request as policy-server does: read
       into its typed AdmissionRequest and written again (unknown members dropped, nulls left out,

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"text/tabwriter"
 
@@ -87,7 +88,43 @@ func preflightCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) 
 		return exitOK
 	}
 	printFindings(stdout, findings)
+	printApplications(stdout, preflight.ApplicationsOf(items))
 	return exitOK
+}
+
+// printApplications says whether namespaces share a generated application and who is charged for whose pods
+// today (the input's ConfigMaps yunikorn-defaults and yunikorn-configs, and its pods with schedulerName yunikorn).
+func printApplications(w io.Writer, a preflight.Applications) {
+	if a.GenerateUniqueAppID {
+		fmt.Fprintf(w, "\nYuniKorn: %s is true (%s): a pod that names no application gets one of its own\n", preflight.GenerateUniqueAppIDKey, a.Source)
+	} else {
+		fmt.Fprintf(w, "\nYuniKorn: %s is off (%s): the pods of a namespace that name no application share\n"+
+			"  yunikorn-<namespace>-autogen, charged to its first pod's user (add the ConfigMaps to the input to read them)\n",
+			preflight.GenerateUniqueAppIDKey, a.Source)
+	}
+	if len(a.Shared) == 0 {
+		fmt.Fprintln(w, "no application of the input's YuniKorn pods mixes users")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAMESPACE\tAPPLICATION\tCHARGED TO (FIRST POD)\tPODS OF OTHER USERS")
+	for _, s := range a.Shared {
+		users := make([]string, 0, len(s.Others))
+		for u := range s.Others {
+			users = append(users, u)
+		}
+		sort.Strings(users)
+		others := make([]string, len(users))
+		for i, u := range users {
+			others[i] = fmt.Sprintf("%s: %d", u, s.Others[u])
+		}
+		id := s.ApplicationID
+		if s.Generated {
+			id += " (generated)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s (%s)\t%s\n", s.Namespace, id, s.Charged, s.FirstPod, strings.Join(others, ", "))
+	}
+	_ = tw.Flush()
 }
 
 func printFindings(w io.Writer, findings []preflight.Finding) {

@@ -68,3 +68,19 @@ e2e-operators: policy.wasm $(KWHOST) $(WEBHOOKCONFIG) ## real operators (KubeRay
 	  POLICY=$(CURDIR)/policy.wasm WEBHOOKCONFIG=$(WEBHOOKCONFIG) METADATA=$(CLUSTER_METADATA) \
 	  MATCH_CONDITIONS=$(CLUSTER_MATCH_CONDITIONS) OPERATORS_DIR=$(OPERATORS_DIR) OPERATOR_KEYS="$(OPERATOR_KEYS)" \
 	  test/cluster/run-operators.sh
+
+# Apache YuniKorn's real scheduler against the same control plane, with the policy in the loop (issue 30): each
+# version is built once from the Go module proxy into .tools/yunikorn/vVERSION (test/cluster/yunikorn/k8shim-*
+# hold the modules) and runs in a private network namespace (its REST API listens on every interface).
+YUNIKORN_VERSIONS ?= 1.4.0 1.8.0
+
+.PHONY: yunikorn-binaries
+yunikorn-binaries: ## build YuniKorn's scheduler for each of YUNIKORN_VERSIONS into .tools/yunikorn (once per version)
+	@for v in $(YUNIKORN_VERSIONS); do test/cluster/build-yunikorn.sh $$v $(TOOLS)/yunikorn/v$$v; done
+
+.PHONY: e2e-yunikorn
+e2e-yunikorn: policy.wasm $(KWHOST) $(WEBHOOKCONFIG) ## YuniKorn's scheduler (v1.4.0, v1.8.0) with the policy in the loop: the scenarios of issue 30 and a table (test/cluster/yunikorn.sh)
+	@KUBE_VERSION=$(KUBE_VERSION) KUBE_BIN=$(KUBE_BIN) RUN=$(BUILD)/cluster-yunikorn KWHOST=$(KWHOST) \
+	  POLICY=$(CURDIR)/policy.wasm WEBHOOKCONFIG=$(WEBHOOKCONFIG) METADATA=$(CLUSTER_METADATA) \
+	  MATCH_CONDITIONS=$(CLUSTER_MATCH_CONDITIONS) YUNIKORN_VERSIONS="$(YUNIKORN_VERSIONS)" \
+	  test/cluster/yunikorn.sh
