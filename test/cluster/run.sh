@@ -90,9 +90,10 @@ esac
 # kubectl elsewhere on PATH may be too old or too new for this API server.
 export PATH="$KUBE_BIN:$PATH"
 echo "kubectl $(kubectl version --client -o json | jq -r .clientVersion.gitVersion) from $KUBE_BIN [$(el)]"
-# The Spark operator's and KubeRay's own CRDs (from their Go modules, cached in $OPERATORS_DIR); the
-# hand-written crds.yaml stands in only when the module proxy refuses them.
-if [ -z "${CRDS:-}" ]; then
+# cluster.bats applies the Spark operator's and KubeRay's own CRDs (from their Go modules, cached in
+# $OPERATORS_DIR); the hand-written crds.yaml stands in when the module proxy refuses them, and for the
+# other suites (yunikorn.bats applies it client-side).
+if [ -z "${CRDS:-}" ] && [[ " ${SUITE:-cluster.bats} " == *" cluster.bats "* ]]; then
   mkdir -p "$(dirname "$RUN")"
   if CRDS_ONLY=1 "$HERE/build-operators.sh" "$OPERATORS_DIR" spark-operator-v2.4.0 kuberay-v1.5.0 > "$RUN.crds.log" 2>&1; then
     CRDS=$OPERATORS_DIR/spark-operator-v2.4.0/crds,$OPERATORS_DIR/kuberay-v1.5.0/crds
@@ -101,7 +102,7 @@ if [ -z "${CRDS:-}" ]; then
     CRDS=$HERE/crds.yaml
   fi
 fi
-export CRDS
+export CRDS=${CRDS:-$HERE/crds.yaml}
 echo "custom-resource CRDs: $CRDS"
 
 echo "== [3/4] control plane on 127.0.0.1 (state and logs in $RUN)"
