@@ -88,7 +88,7 @@ demo: policy.wasm $(KWHOST) ## run the policy on every request in testdata/reque
 
 .PHONY: test
 # Each stage runs on its own, in this order, and the run ends with a table of stages and their times.
-TEST_STAGES ?= check-generated lint unit-tests e2e-tests fuzz-short e2e-cluster e2e-load
+TEST_STAGES ?= check-generated lint unit-tests e2e-tests fuzz-short e2e-cluster e2e-load release-rehearsal
 test: ## run every test (lint, unit, host, e2e, a short fuzz, a real control plane, load and faults), then a table of stage times
 	@MAKE="$(MAKE)" hack/stages.sh $(TEST_STAGES)
 
@@ -100,10 +100,14 @@ check: ## the day-to-day subset: unit tests and the e2e suite through policy.was
 unit-tests: $(TOOLS)/tinygo.path ## native unit tests of the policy and the host
 	TINYGO=$$(cat $(TOOLS)/tinygo.path) REQUIRE_TINYGO=1 go test -count=1 ./...
 
+# The module the e2e suite runs: policy.wasm by default; the release runs the suite again on
+# annotated-policy.wasm (what it pushes), and make release-rehearsal on the module it pulled back.
+POLICY ?= policy.wasm
+
 .PHONY: e2e-tests
-e2e-tests: policy.wasm $(KWHOST) ## e2e.bats through policy.wasm with kwctl (or the project's host)
+e2e-tests: $(POLICY) $(KWHOST) ## e2e.bats through policy.wasm (or POLICY=...) with kwctl (or the project's host)
 	@hack/ensure-debian-packages.sh bats:bats jq:jq
-	KWCTL=$(KWCTL) POLICY=$(CURDIR)/policy.wasm bats e2e.bats e2e-attacks.bats
+	KWCTL=$(KWCTL) POLICY=$(abspath $(POLICY)) bats e2e.bats e2e-attacks.bats
 
 build/floor.wasm build/typed.wasm: build/%.wasm: bench/%/main.go go.mod go.sum Makefile $(TOOLS)/tinygo.path
 	@mkdir -p build
@@ -211,6 +215,8 @@ clean: ## remove build outputs (keeps the toolchain in .tools/)
 
 # The real control-plane suite (kube-apiserver + kube-controller-manager built from the Go module proxy).
 -include test/cluster/cluster.mk
+# The release rehearsal (a local OCI registry, cosign and syft built from the Go module proxy).
+-include test/release/release.mk
 
 .PHONY: distclean
 distclean: clean ## also remove the local toolchain

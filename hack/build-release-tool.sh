@@ -29,7 +29,7 @@ echo "building $NAME $VERSION ($MODULE) from the Go module proxy into $DIR"
 mkdir -p "$DIR"
 LOG=$DIR/build.log
 : > "$LOG"
-INFO=$(GOFLAGS= GOWORK=off go mod download -json "$MODULE@$VERSION" 2>>"$LOG") || true
+INFO=$(GOFLAGS='' GOWORK=off go mod download -json "$MODULE@$VERSION" 2>>"$LOG") || true
 SRC=$(jq -r '.Dir // empty' <<< "$INFO" 2>/dev/null) || true
 if [ -z "$SRC" ]; then
   echo "$MODULE@$VERSION is not available from the module proxy ($(go env GOPROXY)):" >&2
