@@ -13,6 +13,8 @@
 set -euo pipefail
 DIR=${1:?usage: build-release-tool.sh DIR MODULE VERSION PACKAGE}
 MODULE=${2:?} VERSION=${3:?} PACKAGE=${4:?}
+mkdir -p "$DIR"
+DIR=$(cd "$DIR" && pwd) # the build runs in another directory
 NAME=$(basename "$PACKAGE")
 BIN=$DIR/$NAME
 T0=$(date +%s)
@@ -26,7 +28,6 @@ fi
 refused() { grep -qE '(403|404|410) |Forbidden|Not Found|Gone|dial tcp|no such host|i/o timeout' "$1"; }
 
 echo "building $NAME $VERSION ($MODULE) from the Go module proxy into $DIR"
-mkdir -p "$DIR"
 LOG=$DIR/build.log
 : > "$LOG"
 INFO=$(GOFLAGS='' GOWORK=off go mod download -json "$MODULE@$VERSION" 2>>"$LOG") || true
@@ -54,6 +55,9 @@ if ! (cd "$WORK" && GOFLAGS='-buildvcs=false -mod=mod' GOWORK=off CGO_ENABLED=0 
   if refused "$LOG"; then exit 3; fi
   exit 1
 fi
+[ -x "$BIN" ] || { echo "the build of $NAME wrote no $BIN" >&2; exit 1; }
+"$BIN" --help > /dev/null 2>&1 || "$BIN" version > /dev/null 2>&1 ||
+  { echo "$BIN does not run" >&2; exit 1; }
 rm -rf "$WORK"
 touch "$DIR/.complete"
 echo "$NAME $VERSION built in $(el): $BIN"
