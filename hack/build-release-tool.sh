@@ -24,6 +24,14 @@ if [ -x "$BIN" ] && [ -f "$DIR/.complete" ]; then
   echo "$NAME $VERSION: cached in $DIR"
   exit 0
 fi
+# One build per directory at a time (.tools may be shared by several checkouts); a second caller waits and
+# then finds the tool built.
+exec 9> "$DIR.lock"
+flock -w 1800 9 || { echo "another build of $NAME holds $DIR.lock for over 30 minutes" >&2; exit 1; }
+if [ -x "$BIN" ] && [ -f "$DIR/.complete" ]; then
+  echo "$NAME $VERSION: built meanwhile in $DIR"
+  exit 0
+fi
 
 refused() { grep -qE '(403|404|410) |Forbidden|Not Found|Gone|dial tcp|no such host|i/o timeout' "$1"; }
 

@@ -166,6 +166,7 @@ func TestRelease_TinyGoIsTheVersionTheProjectBuilds(t *testing.T) {
 		t.Fatal("hack/install-tinygo.sh has no TINYGO_VERSION default")
 	}
 	var installs int
+	shas := map[string]bool{}
 	for name, w := range loadWorkflows(t) {
 		for jobName, job := range w.Jobs {
 			for _, step := range job.Steps {
@@ -173,11 +174,15 @@ func TestRelease_TinyGoIsTheVersionTheProjectBuilds(t *testing.T) {
 					continue
 				}
 				installs++
+				shas[step.Env["TINYGO_SHA256"]] = true
 				if got := step.Env["TINYGO_VERSION"]; got != want[1] {
 					t.Errorf("%s job %s installs TinyGo %q, hack/install-tinygo.sh builds %q", name, jobName, got, want[1])
 				}
 			}
 		}
+	}
+	if len(shas) != 1 {
+		t.Errorf("the workflows install TinyGo with %d different checksums, want one", len(shas))
 	}
 	if installs < 2 {
 		t.Errorf("%d steps install TinyGo, want the release's and CI's kwctl job's", installs)

@@ -12,12 +12,11 @@
 #   7. writes the SBOM as the release does (hack/sbom-source.sh, syft), signs and verifies it;
 #   8. runs the e2e suite on the module pulled by digest (make e2e-tests POLICY=...).
 # Every process is bounded by a timeout and the registry is stopped by its PID. Called by
-# `make release-rehearsal` with RUN, POLICY, OCIWASM, RELEASE_TOOLS, the tool versions and MAKE.
+# `make release-rehearsal` with RUN, POLICY, OCIWASM, RELEASE_TOOLS and the tool versions.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 : "${RUN:?}" "${POLICY:?}" "${OCIWASM:?}" "${RELEASE_TOOLS:?}" "${REGISTRY_VERSION:?}" "${COSIGN_VERSION:?}" "${SYFT_VERSION:?}"
-MAKE=${MAKE:-make}
 
 if [ -z "${REHEARSAL_INSIDE:-}" ]; then
   rc=0
@@ -36,7 +35,7 @@ if [ -z "${REHEARSAL_INSIDE:-}" ]; then
     REHEARSAL_INSIDE=1 timeout 600 "$0"
   fi
   echo "==== rehearsal: the e2e suite on the module pulled back from the registry by digest"
-  "$MAKE" --no-print-directory -C "$root" e2e-tests POLICY="$RUN/pulled-by-digest.wasm"
+  make --no-print-directory -C "$root" e2e-tests POLICY="$RUN/pulled-by-digest.wasm"
   exit 0
 fi
 

@@ -24,4 +24,4 @@ release-tools: ## build the rehearsal's registry (distribution), cosign and syft
 release-rehearsal: policy.wasm $(KWHOST) $(OCIWASM) ## push, sign, verify and pull policy.wasm on a local registry, then the e2e suite on what was pulled (test/release)
 	@REGISTRY_VERSION=$(REGISTRY_VERSION) COSIGN_VERSION=$(COSIGN_VERSION) SYFT_VERSION=$(SYFT_VERSION) \
 	  RELEASE_TOOLS=$(RELEASE_TOOLS) RUN=$(REHEARSAL_RUN) POLICY=$(CURDIR)/policy.wasm OCIWASM=$(OCIWASM) \
-	  MAKE="$(MAKE)" test/release/rehearsal.sh
+	  test/release/rehearsal.sh
