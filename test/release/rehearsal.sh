@@ -117,7 +117,10 @@ for key in io.kubewarden.policy.version io.kubewarden.policy.ociUrl io.kubewarde
   got=$(jq -r --arg k "$key" '.annotations[$k]' "$RUN/manifest.json")
   [ "$got" = "$want" ] || fail "manifest annotation $key is '$got', metadata.yml says '$want'"
 done
-ok "manifest annotations are metadata.yml's"
+source=$(sed -n 's/^  io\.kubewarden\.policy\.source: *//p' metadata.yml)
+[ "$(jq -r '.annotations["org.opencontainers.image.source"]' "$RUN/manifest.json")" = "$source" ] ||
+  fail "manifest annotation org.opencontainers.image.source is not io.kubewarden.policy.source"
+ok "manifest annotations are metadata.yml's, as kwctl push writes them"
 
 # --- sign with a throwaway key, no transparency log ------------------------------------------------
 echo "==== sign and verify"

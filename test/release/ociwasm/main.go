@@ -5,8 +5,10 @@
 //
 // What kwctl push writes (crates/policy-fetcher, registry push): a config blob `{}` of media type
 // application/vnd.wasm.config.v1+json and one layer, the module, of media type
-// application/vnd.wasm.content.layer.v1+wasm, in an OCI image manifest. The manifest here also carries
-// the annotations of metadata.yml (io.kubewarden.policy.*, io.artifacthub.*), which are strings only.
+// application/vnd.wasm.content.layer.v1+wasm, in an OCI image manifest whose annotations are the module's
+// metadata annotations (kwctl reads them from the annotated module; here from metadata.yml): those whose
+// value is one line, trimmed, plus org.opencontainers.image.source from io.kubewarden.policy.source
+// (crates/kwctl src/push.rs, build_oci_annotations, at 1.36.0-beta.1).
 //
 //	ociwasm push -metadata metadata.yml MODULE HOST:PORT/REPO:TAG   prints HOST:PORT/REPO@sha256:...
 //	ociwasm pull -o FILE HOST:PORT/REPO(:TAG|@DIGEST)              writes the module, checks every digest
@@ -161,7 +163,24 @@ func metadataAnnotations(path string) (map[string]string, error) {
 	if err := yaml.Unmarshal(data, &md); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return md.Annotations, nil
+	return ociAnnotations(md.Annotations), nil
+}
+
+// ociAnnotations is what kwctl push puts on the manifest: the OCI annotations are single-line strings, so
+// multi-line values are left out, and the policy's source becomes org.opencontainers.image.source.
+func ociAnnotations(metadata map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range metadata {
+		if len(strings.Split(strings.TrimRight(v, "\n"), "\n")) <= 1 {
+			out[k] = strings.TrimSpace(v)
+		}
+	}
+	if src, ok := out["io.kubewarden.policy.source"]; ok {
+		if _, set := out["org.opencontainers.image.source"]; !set {
+			out["org.opencontainers.image.source"] = src
+		}
+	}
+	return out
 }
 
 func push(module, target, metadataPath string) error {
