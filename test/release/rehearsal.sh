@@ -16,7 +16,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
-: "${RUN:?}" "${POLICY:?}" "${OCIWASM:?}" "${RELEASE_TOOLS:?}" "${REGISTRY_VERSION:?}" "${COSIGN_VERSION:?}" "${SYFT_VERSION:?}"
+: "${RUN:?}" "${POLICY:?}" "${OCIWASM:?}" "${RELEASE_TOOLS:?}" "${DISTRIBUTION_VERSION:?}" "${COSIGN_VERSION:?}" "${SYFT_VERSION:?}"
 
 if [ -z "${REHEARSAL_INSIDE:-}" ]; then
   rc=0
@@ -39,11 +39,14 @@ if [ -z "${REHEARSAL_INSIDE:-}" ]; then
   exit 0
 fi
 
-REGISTRY=$RELEASE_TOOLS/registry-$REGISTRY_VERSION/registry
+REGISTRY=$RELEASE_TOOLS/registry-$DISTRIBUTION_VERSION/registry
 COSIGN=$RELEASE_TOOLS/cosign-$COSIGN_VERSION/cosign
 SYFT=$RELEASE_TOOLS/syft-$SYFT_VERSION/syft
 cd "$root"
 
+# Go's caches stay where they are (hack/sbom-source.sh runs go list), and Go never asks the proxy here.
+GOMODCACHE=$(go env GOMODCACHE) GOCACHE=$(go env GOCACHE) GOPATH=$(go env GOPATH)
+export GOMODCACHE GOCACHE GOPATH GOPROXY=off
 # cosign and syft must not call out: their state and caches in $RUN, no update checks, no telemetry.
 export HOME="$RUN/home" TUF_ROOT="$RUN/tuf" XDG_CONFIG_HOME="$RUN/home/.config" XDG_CACHE_HOME="$RUN/home/.cache"
 export SYFT_CHECK_FOR_APP_UPDATE=false OTEL_TRACES_EXPORTER=none OTEL_METRICS_EXPORTER=none OTEL_SDK_DISABLED=true
@@ -52,14 +55,18 @@ export -n http_proxy https_proxy HTTP_PROXY HTTPS_PROXY 2>/dev/null || true
 mkdir -p "$HOME" "$TUF_ROOT"
 
 passed=0
-ok() { passed=$((passed + 1)); echo "  ok   $*"; }
+t0=$(date +%s)
+ok() { passed=$((passed + 1)); echo "  ok   $* [$(($(date +%s) - t0))s]"; }
 fail() { echo "  FAIL $*" >&2; exit 1; }
-# must_fail WHAT CMD...: CMD must exit non-zero (its output goes to the log).
+# must_fail WHAT REASON CMD...: CMD must exit non-zero, and say why with a line matching the extended
+# regular expression REASON (a refusal for another reason, such as a network error, proves nothing).
 must_fail() {
-  local what=$1
-  shift
-  if timeout 120 "$@" >> "$RUN/negative.log" 2>&1; then fail "$what: succeeded, must fail"; fi
-  ok "$what: refused"
+  local what=$1 reason=$2 out
+  shift 2
+  if out=$(timeout 120 "$@" 2>&1); then fail "$what: succeeded, must fail"; fi
+  printf '### %s\n%s\n' "$what" "$out" >> "$RUN/negative.log"
+  grep -Eq "$reason" <<< "$out" || fail "$what: refused, but not because /$reason/: $out"
+  ok "$what: refused ($(grep -Eo "$reason" <<< "$out" | head -n 1))"
 }
 cosign() { timeout 120 "$COSIGN" "$@"; }
 
@@ -93,7 +100,7 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 curl -fsS --max-time 2 -o /dev/null "http://127.0.0.1:$port/v2/" || fail "the registry does not answer on 127.0.0.1:$port"
-echo "rehearsal: registry $REGISTRY_VERSION on 127.0.0.1:$port (pid $(cat "$RUN/registry.pid"))"
+echo "rehearsal: registry $DISTRIBUTION_VERSION on 127.0.0.1:$port (pid $(cat "$RUN/registry.pid"))"
 
 version=$(sed -n 's/^  io\.kubewarden\.policy\.version: *//p' metadata.yml)
 repo="127.0.0.1:$port/policies/yunikorn-user-info"
@@ -171,17 +178,17 @@ ok "pulled by tag and by digest: byte for byte policy.wasm ($(stat -c %s "$POLIC
 
 # --- what must fail -------------------------------------------------------------------------------------
 echo "==== what must fail"
-must_fail "verify with another key (legacy)" "$COSIGN" verify --key "$RUN/keys/stranger.pub" "${offline_verify[@]}" --new-bundle-format=false "$ref"
-must_fail "verify with another key (bundle)" "$COSIGN" verify --key "$RUN/keys/stranger.pub" "${offline_verify[@]}" --new-bundle-format=true "$ref"
+must_fail "verify with another key (legacy)" 'invalid signature' "$COSIGN" verify --key "$RUN/keys/stranger.pub" "${offline_verify[@]}" --new-bundle-format=false "$ref"
+must_fail "verify with another key (bundle)" 'signatures do not match threshold|invalid signature' "$COSIGN" verify --key "$RUN/keys/stranger.pub" "${offline_verify[@]}" --new-bundle-format=true "$ref"
 # A module one byte off: an unsigned tag, then the release tag moved onto it.
 cp "$POLICY" "$RUN/tampered.wasm"
 printf '\x00' | dd of="$RUN/tampered.wasm" bs=1 seek=$(($(stat -c %s "$POLICY") - 1)) conv=notrunc status=none
 cmp -s "$POLICY" "$RUN/tampered.wasm" && printf '\x01' | dd of="$RUN/tampered.wasm" bs=1 seek=$(($(stat -c %s "$POLICY") - 1)) conv=notrunc status=none
 unsigned=$(timeout 60 "$OCIWASM" push -metadata metadata.yml "$RUN/tampered.wasm" "$repo:unsigned")
-must_fail "verify an unsigned tag (legacy)" "$COSIGN" verify --key "$RUN/keys/release.pub" "${offline_verify[@]}" --new-bundle-format=false "$repo:unsigned"
-must_fail "verify an unsigned tag (bundle)" "$COSIGN" verify --key "$RUN/keys/release.pub" "${offline_verify[@]}" --new-bundle-format=true "$unsigned"
+must_fail "verify an unsigned tag (legacy)" 'no signatures found' "$COSIGN" verify --key "$RUN/keys/release.pub" "${offline_verify[@]}" --new-bundle-format=false "$repo:unsigned"
+must_fail "verify an unsigned tag (bundle)" 'no signatures found' "$COSIGN" verify --key "$RUN/keys/release.pub" "${offline_verify[@]}" --new-bundle-format=true "$unsigned"
 timeout 60 "$OCIWASM" push -metadata metadata.yml "$RUN/tampered.wasm" "$tag" > /dev/null
-must_fail "verify the release tag moved onto a tampered layer" "$COSIGN" verify --key "$RUN/keys/release.pub" "${offline_verify[@]}" --new-bundle-format=false "$tag"
+must_fail "verify the release tag moved onto a tampered layer" 'no signatures found' "$COSIGN" verify --key "$RUN/keys/release.pub" "${offline_verify[@]}" --new-bundle-format=false "$tag"
 cosign verify --key "$RUN/keys/release.pub" "${offline_verify[@]}" --new-bundle-format=false "$ref" > /dev/null 2>&1 ||
   fail "the signed digest no longer verifies after the tag moved"
 timeout 60 "$OCIWASM" pull -o "$RUN/again-by-digest.wasm" "$ref"
@@ -193,7 +200,7 @@ data="$RUN/registry/docker/registry/v2/blobs/sha256/${layer:7:2}/${layer#sha256:
 [ -f "$data" ] || fail "no blob file $data"
 chmod u+w "$data"
 printf 'tampered' | dd of="$data" bs=1 seek=4096 conv=notrunc status=none
-must_fail "pull a layer altered in the registry's storage" "$OCIWASM" pull -o "$RUN/altered.wasm" "$ref"
+must_fail "pull a layer altered in the registry's storage" 'refusing it' "$OCIWASM" pull -o "$RUN/altered.wasm" "$ref"
 [ ! -s "$RUN/altered.wasm" ] || fail "the altered layer was written to $RUN/altered.wasm"
 
 # --- SBOM, as the release writes it ---------------------------------------------------------------------
@@ -202,7 +209,9 @@ hack/sbom-source.sh "$RUN/sbom-source" > /dev/null
 timeout 300 "$SYFT" scan "dir:$RUN/sbom-source" --source-name "yunikorn-user-info-$version" --source-version rehearsal \
   --output "spdx-json=$RUN/policy-sbom.spdx.json" > "$RUN/syft.log" 2>&1 || { cat "$RUN/syft.log" >&2; fail "syft scan"; }
 want=$(sed -n 's/^\t\([^ ]*\) .*/\1/p' "$RUN/sbom-source/go.mod" | sort)
-got=$(jq -r '.packages[] | select(.name != "'"$(go list -m)"'") | .name' "$RUN/policy-sbom.spdx.json" | grep -v '^/' | sort -u)
+# Every package but the scanned directory itself (named after --source-name) and the main module.
+got=$(jq -r --arg src "yunikorn-user-info-$version" --arg main "$(go list -m)" \
+  '.packages[] | select(.name != $src and .name != $main) | .name' "$RUN/policy-sbom.spdx.json" | sort -u)
 [ "$got" = "$want" ] || fail "the SBOM lists $(echo "$got" | wc -l) packages, not the $(echo "$want" | wc -l) modules that ship:
 $(diff <(echo "$want") <(echo "$got") || true)"
 ok "SBOM: exactly the $(echo "$want" | wc -l) Go modules compiled into the module"
@@ -214,7 +223,7 @@ cosign verify-blob --key "$RUN/keys/release.pub" "${offline_verify[@]}" --new-bu
   { cat "$RUN/verify-blob.log" >&2; fail "cosign verify-blob of the SBOM"; }
 ok "SBOM signed and verified (bundle)"
 jq '.name = "tampered"' "$RUN/policy-sbom.spdx.json" > "$RUN/tampered-sbom.json"
-must_fail "verify a changed SBOM against its bundle" "$COSIGN" verify-blob --key "$RUN/keys/release.pub" "${offline_verify[@]}" \
+must_fail "verify a changed SBOM against its bundle" 'invalid signature' "$COSIGN" verify-blob --key "$RUN/keys/release.pub" "${offline_verify[@]}" \
   --new-bundle-format=true --bundle "$RUN/policy-sbom.spdx.jsonl.bundle.sigstore" "$RUN/tampered-sbom.json"
 
 echo "rehearsal: $passed checks passed; registry log $RUN/registry.log, refusals $RUN/negative.log"

@@ -11,10 +11,10 @@
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 build="$here/../../hack/build-release-tool.sh"
-: "${RELEASE_TOOLS:?}" "${REGISTRY_VERSION:?}" "${COSIGN_VERSION:?}" "${SYFT_VERSION:?}"
+: "${RELEASE_TOOLS:?}" "${DISTRIBUTION_VERSION:?}" "${COSIGN_VERSION:?}" "${SYFT_VERSION:?}"
 
 for spec in \
-  "registry-$REGISTRY_VERSION github.com/distribution/distribution/v3 $REGISTRY_VERSION cmd/registry" \
+  "registry-$DISTRIBUTION_VERSION github.com/distribution/distribution/v3 $DISTRIBUTION_VERSION cmd/registry" \
   "cosign-$COSIGN_VERSION github.com/sigstore/cosign/v3 $COSIGN_VERSION cmd/cosign" \
   "syft-$SYFT_VERSION github.com/anchore/syft $SYFT_VERSION cmd/syft"; do
   read -r dir module version package <<< "$spec"
