@@ -327,6 +327,48 @@ load e2e-helpers
   [ "$(jq -r .uid <<<"$output")" = "$(jq -r .uid "$R/pod-create-alice.json")" ]
 }
 
+# ------------------------------------------------------------------------------ applications and task groups
+@test "refuses a pod that joins another namespace's generated application, in both modes (rule 14)" {
+  for settings in '{}' "$REJECT"; do
+    evaluate "$R/pod-create-bob-foreign-app.json" "$settings"
+    rejected_with "application ID yunikorn-team-b-autogen is the generated application of namespace team-b: a pod may join it only from that namespace"
+  done
+}
+
+@test "accepts a pod that joins its own namespace's generated application, or an explicit one (rule 14)" {
+  for id in yunikorn-team-a-autogen analytics-0042; do
+    edit pod-create-bob-foreign-app '.object.metadata.labels.applicationId = $id' --arg id "$id"
+    evaluate "$REQ"
+    allowed true
+    [ "$(stamped /metadata)" = "$BOB" ]
+  done
+}
+
+@test "refuses a Deployment whose pods would join another namespace's generated application, on create and when changed (rule 14)" {
+  edit deployment-create-alice '.object.spec.template.metadata.annotations["yunikorn.apache.org/app-id"] = "yunikorn-team-b-autogen"'
+  evaluate "$REQ"
+  rejected_with "application ID yunikorn-team-b-autogen is the generated application of namespace team-b"
+  edit deployment-update-image '.object.spec.template.metadata.labels["yunikorn.apache.org/app-id"] = "yunikorn-kube-system-autogen"'
+  evaluate "$REQ"
+  rejected_with "application ID yunikorn-kube-system-autogen is the generated application of namespace kube-system"
+}
+
+@test "a trusted submitter may name any application (rule 14)" {
+  edit pod-create-bob-foreign-app '.userInfo = {"username":"airflow","groups":["system:authenticated"]}'
+  evaluate "$REQ" "$EXTERNAL"
+  allowed true
+}
+
+@test "refuses task groups that set the annotation on the scheduler's placeholder pods (rule 15)" {
+  for settings in '{}' "$REJECT"; do
+    evaluate "$R/pod-create-bob-task-groups.json" "$settings"
+    rejected_with "the yunikorn.apache.org/task-groups annotation sets the yunikorn.apache.org/user.info annotation on placeholder pods: only trusted controllers and allow-listed submitters may"
+  done
+  edit pod-create-bob-task-groups '.object.metadata.annotations["yunikorn.apache.org/task-groups"] = "[{\"name\":\"tg\",\"minMember\":2}]"'
+  evaluate "$REQ"
+  allowed true
+}
+
 # ------------------------------------------------------------------------------------------- Binding
 
 @test "refuses a Binding through pods/binding that carries the annotation, whoever sends it (rule 10)" {
@@ -611,6 +653,63 @@ S=testdata/settings
 @test "WorkflowTemplate: refuses a template that names a user (guarded, rule 13)" {
   evaluate "$R/workflowtemplate-create-bob-forged.json" "$(cat $S/argo-workflows.json)"
   rejected_with "the spec.templates[1].metadata.annotations entry yunikorn.apache.org/user.info sets the yunikorn.apache.org/user.info annotation"
+}
+
+@test "Workflow: stamps the inline templates of steps and DAG tasks, replacing bob's forged values (rule 11)" {
+  evaluate "$R/workflow-create-bob-inline.json" "$(cat $S/argo-workflows.json)"
+  allowed true
+  [ "$(patch | jq -r '.[] | select(.path == "/spec/templates/0/steps/0/0/inline/metadata/annotations/yunikorn.apache.org~1user.info") | .value')" = "$BOB" ]
+  [ "$(patch | jq -r '.[] | select(.path == "/spec/templates/1/dag/tasks/0/inline/metadata/annotations/yunikorn.apache.org~1user.info") | .value')" = "$BOB" ]
+  [[ "$(warnings)" == *"replaced with the requester's identity in 2 maps"* ]]
+  ! patch | grep -q carol
+}
+
+@test "Workflow: refuses a templated annotation key, in both modes and on an unchanged update (keys of a target map)" {
+  for mode in replace reject; do
+    evaluate "$R/workflow-create-bob-templated-key.json" "$(jq -c --arg m $mode '. + {"onUntrustedAnnotation":$m}' $S/argo-workflows.json)"
+    rejected_with "the spec.podMetadata.annotations key {{workflow.parameters.k}} is not a valid annotation key"
+  done
+  edit workflow-create-bob-templated-key '.operation = "UPDATE" | .oldObject = .object'
+  evaluate "$REQ" "$(cat $S/argo-workflows.json)"
+  rejected_with "is not a valid annotation key"
+}
+
+@test "WorkflowTemplate: refuses any identity in maps that reach other users' pods, even the author's own (rule 13)" {
+  evaluate "$R/workflowtemplate-create-alice-identity.json" "$(cat $S/argo-workflows.json)"
+  rejected_with "the spec.podMetadata.annotations entry yunikorn.apache.org/user.info sets the yunikorn.apache.org/user.info annotation"
+  edit workflowtemplate-create-alice-identity '.object.spec.podMetadata.annotations = {"{{workflow.parameters.k}}": "x"}'
+  evaluate "$REQ" "$(cat $S/argo-workflows.json)"
+  rejected_with "the spec.podMetadata.annotations entry {{workflow.parameters.k}} is a template key"
+  edit workflowtemplate-create-alice-identity '.object.spec.templates[0].steps[0][0] = {"name":"x","inline":{"metadata":{"annotations":{"a":"yunikorn.apache.org/user.info"}}}} | del(.object.spec.podMetadata)'
+  evaluate "$REQ" "$(cat $S/argo-workflows.json)"
+  rejected_with "the spec.templates[0].steps[0][0].inline.metadata.annotations entry a sets"
+}
+
+@test "FlinkDeployment: refuses nested, listed and split forms of a configuration entry that sets the annotation (rule 13)" {
+  evaluate "$R/flinkdeployment-create-bob-nested.json" "$(cat $S/flink-operator.json)"
+  rejected_with "the spec.flinkConfiguration entry kubernetes.jobmanager.annotations.yunikorn.apache.org/user.info sets the yunikorn.apache.org/user.info annotation"
+  forged='yunikorn.apache.org/user.info:{"user":"carol"}'
+  for conf in '{"kubernetes.jobmanager":{"annotations":$f}}' '{"kubernetes.jobmanager.annotations":["a:b",$f]}' \
+    '{"kubernetes.jobmanager.annotations":{"yunikorn.apache.org/user.info":"{}"}}'; do
+    edit flinkdeployment-create-bob-flinkconf ".object.spec.flinkConfiguration = $conf" --arg f "$forged"
+    evaluate "$REQ" "$(cat $S/flink-operator.json)"
+    rejected_with "sets the yunikorn.apache.org/user.info annotation"
+  done
+}
+
+@test "PyTorchJob: a map named by two paths is stamped once (overlapping paths)" {
+  settings='{"customWorkloads":[{"apiGroup":"kubeflow.org","kind":"PyTorchJob","annotationPaths":["spec.pytorchReplicaSpecs{*}.template>metadata.annotations","spec.pytorchReplicaSpecs.Master.template>metadata.annotations"]}]}'
+  edit pytorchjob-create-alice '.object.spec.pytorchReplicaSpecs.Master.template.metadata.annotations = {"yunikorn.apache.org/user.info": "{\"user\":\"carol\"}"} | .userInfo = {"username":"bob","groups":["qa","system:authenticated"]}'
+  evaluate "$REQ" "$settings"
+  allowed true
+  [ "$(patch | jq -r '.[] | select(.path == "/spec/pytorchReplicaSpecs/Master/template/metadata/annotations/yunikorn.apache.org~1user.info") | .value')" = "$BOB" ]
+  [ "$(patch | grep -o 'yunikorn.apache.org' | wc -l)" -eq 2 ]
+}
+
+@test "SparkApplication: refuses task groups in sparkConf that set the annotation on placeholders, escaped slash included (rule 15)" {
+  edit sparkapplication-create-bob-sparkconf '.object.spec.sparkConf = {"spark.kubernetes.driver.annotation.yunikorn.apache.org/task-groups": "[{\"name\":\"tg\",\"minMember\":1,\"annotations\":{\"yunikorn.apache.org\\/user.info\":\"x\"}}]"}'
+  evaluate "$REQ" "$(cat $S/spark-operator.json)"
+  rejected_with "the yunikorn.apache.org/task-groups annotation sets the yunikorn.apache.org/user.info annotation on placeholder pods"
 }
 
 @test "a custom kind not declared in customWorkloads is accepted unchanged" {

@@ -139,3 +139,61 @@ func BenchmarkIndexJSON_Pod100K(b *testing.B) {
 		}
 	}
 }
+
+// Workflows of many templates (the Cost rule: deciding a custom resource is linear in its bytes and its
+// targets): each beside a Pod of the same bytes, to compare.
+func workflowPayload(templates int, template, operation, username string, lastApplied bool) []byte {
+	var b []byte
+	b = append(b, `{"spec":{"entrypoint":"main","templates":[`...)
+	for i := range templates {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, template...)
+	}
+	b = append(b, `]}}`...)
+	object := string(b)
+	if lastApplied {
+		object = `{"metadata":{"name":"wf","annotations":{"kubectl.kubernetes.io/last-applied-configuration":` + jsonString(object) + `}},` + object[1:]
+	}
+	req := `{"uid":"1","kind":{"group":"argoproj.io","version":"v1alpha1","kind":"Workflow"},"namespace":"team-a","operation":"` + operation +
+		`","userInfo":{"username":"` + username + `","groups":["system:authenticated"]},"object":` + object
+	if operation == "UPDATE" {
+		req += `,"oldObject":` + object
+	}
+	return []byte(`{"request":` + req + `},"settings":` + argoWorkflowSettings + `}`)
+}
+
+// podPayload is a Pod CREATE of about size bytes (environment variables pad it).
+func podPayload(size int) []byte {
+	var env []byte
+	for i := 0; len(env) < size; i++ {
+		if i > 0 {
+			env = append(env, ',')
+		}
+		env = append(env, `{"name":"V`+strconv.Itoa(i)+`","value":"0123456789abcdef0123456789"}`...)
+	}
+	return []byte(`{"request":{"uid":"1","kind":{"group":"","version":"v1","kind":"Pod"},"namespace":"team-a","operation":"CREATE",` +
+		`"userInfo":{"username":"bob","groups":["system:authenticated"]},"object":{"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","env":[` +
+		string(env) + `]}]}}},"settings":{}}`)
+}
+
+const ordinaryTemplate = `{"name":"step","metadata":{"labels":{"app":"x"}},"container":{"image":"registry.example.com/team/app:1.4.2",` +
+	`"command":["/bin/app"],"args":["--input","{{inputs.parameters.x}}","--verbose"],"resources":{"requests":{"cpu":"250m","memory":"128Mi"}},` +
+	`"env":[{"name":"MODE","value":"production"},{"name":"LEVEL","value":"info"}]},"inputs":{"parameters":[{"name":"x"}]}}`
+
+func BenchmarkCost_Workflow16000EmptyTemplatesCreate(b *testing.B) {
+	benchmarkPayload(b, workflowPayload(16000, `{}`, "CREATE", "bob", false))
+}
+
+func BenchmarkCost_Workflow800TemplatesLastAppliedCreate(b *testing.B) {
+	benchmarkPayload(b, workflowPayload(800, ordinaryTemplate, "CREATE", "bob", true))
+}
+
+func BenchmarkCost_Workflow6000TemplatesControllerStatusUpdate(b *testing.B) {
+	benchmarkPayload(b, workflowPayload(6000, `{"name":"t","metadata":{"annotations":{"yunikorn.apache.org/user.info":"{\"user\":\"bob\"}"}}}`,
+		"UPDATE", "system:serviceaccount:kube-system:argo", false))
+}
+
+func BenchmarkCost_PodOf48KB(b *testing.B)   { benchmarkPayload(b, podPayload(48<<10)) }
+func BenchmarkCost_PodOf1500KB(b *testing.B) { benchmarkPayload(b, podPayload(1500<<10)) }

@@ -12,56 +12,37 @@ import (
 // turns into pod annotations by its own syntax. The targets are handled as a built-in workload's template
 // is, one by one, and every change is spliced into the object in one pass.
 
+// maps is what the declared kind's paths name in one object (request.object or request.oldObject).
+type maps struct {
+	doc            string // the object's JSON text: every cref is an offset into it
+	targets, guard []cref
+}
+
 // customMaps walks every annotation path and every guard path of the declared kind over an object.
-func (e *evaluation) customMaps(object gjson.Result, field string) (targets, guards []mapRef, problem string) {
+func (e *evaluation) customMaps(object gjson.Result, field string) (maps, string) {
 	if !object.IsObject() {
-		return nil, nil, field + " is missing or not an object"
+		return maps{}, field + " is missing or not an object"
 	}
 	c := e.kind.custom
 	root := docRoot(object.Raw)
-	w := walker{doc: object.Raw, index: e.req.index, field: field, kind: e.kind.name, entry: AnnotationKey,
-		refs: make([]mapRef, 0, 2*len(c.annotations))}
+	w := walker{doc: object.Raw, index: e.req.index, field: field, kind: e.kind.name, entry: AnnotationKey, compact: true}
 	for i := range c.annotations {
-		if problem = w.walk(root, &c.annotations[i]); problem != "" {
-			return nil, nil, problem
+		if problem := w.walk(root, &c.annotations[i]); problem != "" {
+			return maps{}, problem
 		}
 	}
-	g := walker{doc: object.Raw, index: e.req.index, field: field, kind: e.kind.name}
+	g := walker{doc: object.Raw, index: e.req.index, field: field, kind: e.kind.name, compact: true}
 	for i := range c.guards {
-		if problem = g.walk(root, &c.guards[i]); problem != "" {
-			return nil, nil, problem
+		if problem := g.walk(root, &c.guards[i]); problem != "" {
+			return maps{}, problem
 		}
 	}
-	sortByPosition(w.refs)
-	return w.refs, g.refs, ""
-}
-
-// sortByPosition puts the maps in document order (a map to be created sits where its holder is).
-func sortByPosition(refs []mapRef) {
-	if len(refs) < 2 {
-		return
-	}
-	for i := 1; i < len(refs); i++ { // insertion sort: a handful of maps, already nearly in order
-		for j := i; j > 0 && refs[j].position() < refs[j-1].position(); j-- {
-			refs[j], refs[j-1] = refs[j-1], refs[j]
-		}
-	}
-}
-
-// position is where the map is in the document, or where it will be created.
-func (r *mapRef) position() int {
-	switch {
-	case r.m.Exists():
-		return r.m.Index
-	case r.old.Exists():
-		return r.old.Index
-	}
-	return r.holder.Index
+	return maps{doc: object.Raw, targets: inDocumentOrder(w.crefs), guard: inDocumentOrder(g.crefs)}, ""
 }
 
 // createCustom applies rule 11 (and rule 13 on CREATE).
 func (e *evaluation) createCustom() decision {
-	targets, guards, problem := e.customMaps(e.req.object, "request.object")
+	now, problem := e.customMaps(e.req.object, "request.object")
 	if problem != "" {
 		return badInput(problem)
 	}
@@ -69,7 +50,7 @@ func (e *evaluation) createCustom() decision {
 	// copied from a parent that was already handled.
 	if e.systemUser() {
 		if e.settings.BypassControllers {
-			if d, refused := e.checkValues(targets); refused {
+			if d, refused := e.checkValues(&now); refused {
 				return d
 			}
 		}
@@ -78,13 +59,19 @@ func (e *evaluation) createCustom() decision {
 	}
 	trusted := e.trusted()
 	if !trusted {
-		if d, refused := e.guard(guards, nil); refused {
+		if d, refused := e.guard(&now, nil); refused {
 			return d
 		}
 	}
-	c := e.customChange(len(targets))
-	for i := range targets {
-		if d, refused := c.asOnCreate(&targets[i], trusted); refused {
+	c := e.customChange(len(now.targets))
+	for i := range now.targets {
+		t := &now.targets[i]
+		if !trusted {
+			if d, refused := e.checkTargetKeys(now.doc, t, "", nil); refused {
+				return d
+			}
+		}
+		if d, refused := c.asOnCreate(t, t.value.result(now.doc), trusted); refused {
 			return d
 		}
 	}
@@ -92,10 +79,10 @@ func (e *evaluation) createCustom() decision {
 }
 
 // checkValues validates every value present in the targets (a trusted requester's).
-func (e *evaluation) checkValues(targets []mapRef) (decision, bool) {
-	for i := range targets {
-		if t := &targets[i]; t.value.Exists() {
-			if problem := CheckSuppliedValue(t.value.Str); problem != "" {
+func (e *evaluation) checkValues(m *maps) (decision, bool) {
+	for i := range m.targets {
+		if t := &m.targets[i]; t.value.exists() {
+			if problem := CheckSuppliedValue(t.value.result(m.doc).Str); problem != "" {
 				return e.invalidValueIn(t.key, problem), true
 			}
 		}
@@ -105,40 +92,47 @@ func (e *evaluation) checkValues(targets []mapRef) (decision, bool) {
 
 // updateCustom applies rule 12 (and rule 13 on UPDATE): targets are paired by their concrete path.
 func (e *evaluation) updateCustom() decision {
-	targets, guards, problem := e.customMaps(e.req.object, "request.object")
+	now, problem := e.customMaps(e.req.object, "request.object")
 	if problem != "" {
 		return badInput(problem)
 	}
 	if isMissing(e.req.oldObject) {
 		return badInput("request.oldObject is missing: an UPDATE needs the old object to compare with")
 	}
-	oldTargets, oldGuards, problem := e.customMaps(e.req.oldObject, "request.oldObject")
+	was, problem := e.customMaps(e.req.oldObject, "request.oldObject")
 	if problem != "" {
 		return badInput(problem)
 	}
 	trusted := e.trusted()
 	if !trusted {
-		if d, refused := e.guard(guards, oldGuards); refused {
+		if d, refused := e.guard(&now, &was); refused {
 			return d
 		}
 	}
-	old := make(map[string]*mapRef, len(oldTargets))
-	for i := range oldTargets {
-		old[oldTargets[i].key] = &oldTargets[i]
-	}
-	c := e.customChange(len(targets))
-	for i := range targets {
-		t := &targets[i]
-		before, paired := old[t.key]
-		switch {
-		case !paired: // a new element: as on CREATE
-			if d, refused := c.asOnCreate(t, trusted); refused {
+	pairs := pairing{was: was.targets}
+	c := e.customChange(len(now.targets))
+	for i := range now.targets {
+		t := &now.targets[i]
+		value := t.value.result(now.doc)
+		before, paired := pairs.find(i, t.key)
+		if !trusted {
+			if d, refused := e.checkTargetKeys(now.doc, t, was.doc, before); refused {
 				return d
 			}
-		case sameEntry(before.value, t.value): // unchanged
+		}
+		var beforeValue gjson.Result
+		if paired {
+			beforeValue = before.value.result(was.doc)
+		}
+		switch {
+		case !paired: // a new element: as on CREATE
+			if d, refused := c.asOnCreate(t, value, trusted); refused {
+				return d
+			}
+		case sameEntry(beforeValue, value): // unchanged
 		case trusted: // rule 7
-			if t.value.Exists() {
-				if problem := CheckSuppliedValue(t.value.Str); problem != "" {
+			if value.Exists() {
+				if problem := CheckSuppliedValue(value.Str); problem != "" {
 					return e.invalidValueIn(t.key, problem)
 				}
 			}
@@ -146,8 +140,8 @@ func (e *evaluation) updateCustom() decision {
 			e.warn("refused a change of " + AnnotationKey + " in " + t.key + " (rule 12)")
 			return reject(e.describeRequester() + " is not allowed to change the " + AnnotationKey + " annotation in " +
 				t.key + " of this " + e.kind.name + ": leave it as it was")
-		case before.value.Exists(): // rule 8: restored
-			c.edits.set(t, texts(nil, before.value.Raw))
+		case beforeValue.Exists(): // rule 8: restored
+			c.edits.set(t, texts(nil, beforeValue.Raw))
 			c.restored++
 		default: // rule 8: added where there was none, removed
 			c.edits.remove(t)
@@ -155,6 +149,27 @@ func (e *evaluation) updateCustom() decision {
 		}
 	}
 	return c.decision()
+}
+
+// pairing finds a target's pair in the old object by its concrete path. Most updates keep the object's
+// shape, so the target at the same position is tried first; the first miss indexes the old targets.
+type pairing struct {
+	was   []cref
+	byKey map[string]*cref
+}
+
+func (p *pairing) find(i int, key string) (*cref, bool) {
+	if p.byKey == nil {
+		if i < len(p.was) && p.was[i].key == key {
+			return &p.was[i], true
+		}
+		p.byKey = make(map[string]*cref, len(p.was))
+		for j := range p.was {
+			p.byKey[p.was[j].key] = &p.was[j]
+		}
+	}
+	before, paired := p.byKey[key]
+	return before, paired
 }
 
 // customChange collects the changes of one request to a custom resource.
@@ -181,18 +196,19 @@ func (c *customChange) isStamp(value string) bool {
 	return value == *c.stamp
 }
 
-// asOnCreate applies rules 1 and 3 to one target: a trusted requester's value is validated and kept, a
-// target without a value is stamped, an untrusted value is replaced (or the request rejected).
-func (c *customChange) asOnCreate(t *mapRef, trusted bool) (decision, bool) {
+// asOnCreate applies rules 1 and 3 to one target (value is its annotation): a trusted requester's value is
+// validated and kept, a target without a value is stamped, an untrusted value is replaced (or the request
+// rejected).
+func (c *customChange) asOnCreate(t *cref, value gjson.Result, trusted bool) (decision, bool) {
 	e := c.e
 	switch {
-	case !t.value.Exists(): // rule 3
+	case !value.Exists(): // rule 3
 		c.edits.set(t, c.stampJSON)
 	case trusted:
-		if problem := CheckSuppliedValue(t.value.Str); problem != "" {
+		if problem := CheckSuppliedValue(value.Str); problem != "" {
 			return e.invalidValueIn(t.key, problem), true
 		}
-	case c.isStamp(t.value.Str): // the requester's own identity: nothing forged, nothing to change
+	case c.isStamp(value.Str): // the requester's own identity: nothing forged, nothing to change
 	case e.settings.OnUntrustedAnnotation == ModeReject:
 		e.warn("refused an untrusted " + AnnotationKey + " value in " + t.key + " (rule 11)")
 		return reject(e.describeRequester() + " is not allowed to set the " + AnnotationKey + " annotation (in " +
@@ -244,45 +260,134 @@ func customWarning(replaced, restored int) string {
 	return ""
 }
 
-// guard applies rule 13 for an untrusted requester: a member of a guard map whose key or string value
-// names the annotation, and that is new or changed compared with the old object, is refused in both modes
-// (nothing sensible can be replaced inside an operator's own syntax).
-func (e *evaluation) guard(maps, oldMaps []mapRef) (decision, bool) {
-	for i := range maps {
-		g := &maps[i]
-		var before gjson.Result
-		for j := range oldMaps {
-			if oldMaps[j].key == g.key {
-				before = oldMaps[j].m
-			}
+// guard applies rule 13 for an untrusted requester. Every member of a guard map is flattened to its
+// leaves (Flink reads nested configuration flattened: names joined with ".", list elements with ";"); a
+// leaf whose key or text names the annotation, in a member that is new or changed compared with the old
+// object, is refused in both modes (nothing sensible can be replaced inside an operator's own syntax), and
+// so is a leaf whose key is a template ("{{"), changed or not: a change elsewhere (the workflow's
+// arguments) changes what it becomes. A leaf whose key ends with the task-groups annotation is read as
+// task groups (rule 15). Old members are looked up in a map, so the check is linear in the leaves.
+func (e *evaluation) guard(now, was *maps) (decision, bool) {
+	var oldByKey map[string]gjson.Result
+	if was != nil && len(was.guard) > 0 {
+		oldByKey = make(map[string]gjson.Result, len(was.guard))
+		for i := range was.guard {
+			oldByKey[was.guard[i].key] = was.guard[i].m.result(was.doc)
 		}
-		var refused bool
-		var entry string
-		e.req.index.forEach(g.m, func(key, value gjson.Result) bool {
-			if !strings.Contains(key.Str, AnnotationKey) &&
-				(value.Type != gjson.String || !strings.Contains(value.Str, AnnotationKey)) {
-				return true
-			}
-			if before.Exists() {
-				if _, was, dup := e.req.index.member(before, key.Str); !dup && sameValue(was, value) {
-					return true // unchanged: it was there before the policy, or set by a trusted requester
+	}
+	for i := range now.guard {
+		g := &now.guard[i]
+		before := membersOf(e.req.index, oldByKey[g.key])
+		var refusal string
+		e.req.index.forEach(g.m.result(now.doc), func(key, value gjson.Result) bool {
+			changed := -1 // unknown until a leaf needs it
+			eachLeaf(value.Raw, key.Str, func(l leaf) bool {
+				var why string
+				switch {
+				case strings.Contains(l.key, "{{"):
+					refusal = TemplateKeyRefusal(g.key, l.key)
+					return false
+				case l.isString && strings.HasSuffix(l.key, TaskGroupsKey) && namesAnnotation(l.text):
+					why = TaskGroupsRefusal
+				case strings.Contains(l.key, AnnotationKey) || l.isString && strings.Contains(l.text, AnnotationKey):
+					why = GuardRefusal(g.key, l.key)
+				default:
+					return true
 				}
-			}
-			refused, entry = true, key.Str
-			return false
+				if changed < 0 {
+					changed = 1
+					if was, found := before[key.Str]; found && sameValue(was, value) {
+						changed = 0 // it was there before: set by a trusted requester, or before the policy
+					}
+				}
+				if changed == 1 {
+					refusal = why
+				}
+				return refusal == "" // an unchanged member is still read for template keys
+			})
+			return refusal == ""
 		})
-		if refused {
-			e.warn("refused a guard map entry that sets " + AnnotationKey + " in " + g.key + " (rule 13)")
-			return reject(GuardRefusal(g.key, entry)), true
+		if refusal != "" {
+			e.warn("refused a guard map entry in " + g.key + " (rules 13 and 15)")
+			return reject(refusal), true
 		}
 	}
 	return decision{}, false
+}
+
+// membersOf returns the members of obj by key (none when obj is absent); a key that occurs more than
+// once maps to an absent value, so that no copy counts as unchanged.
+func membersOf(x *jsonIndex, obj gjson.Result) map[string]gjson.Result {
+	if !obj.IsObject() {
+		return nil
+	}
+	out := make(map[string]gjson.Result)
+	x.forEach(obj, func(key, value gjson.Result) bool {
+		if _, dup := out[key.Str]; dup {
+			value = gjson.Result{}
+		}
+		out[key.Str] = value
+		return true
+	})
+	return out
 }
 
 // GuardRefusal is rule 13's message.
 func GuardRefusal(path, key string) string {
 	return "the " + path + " entry " + key + " sets the " + AnnotationKey +
 		" annotation: only trusted controllers and allow-listed submitters may"
+}
+
+// TemplateKeyRefusal is rule 13's message for a key an operator's substitution may turn into any key.
+func TemplateKeyRefusal(path, key string) string {
+	return "the " + path + " entry " + key + " is a template key: only trusted controllers and allow-listed submitters may"
+}
+
+// TaskGroupsKey is the annotation YuniKorn's gang scheduling reads task groups from (rule 15).
+const TaskGroupsKey = "yunikorn.apache.org/task-groups"
+
+// TaskGroupsRefusal is rule 15's message.
+const TaskGroupsRefusal = "the " + TaskGroupsKey + " annotation sets the " + AnnotationKey +
+	" annotation on placeholder pods: only trusted controllers and allow-listed submitters may"
+
+// InvalidKeyRefusal is the message for a key of a target map that no pod can carry ("Keys of a target map").
+func InvalidKeyRefusal(path, key string) string {
+	return "the " + path + " key " + key + " is not a valid annotation key"
+}
+
+// checkTargetKeys applies, for an untrusted requester, the rule on the keys of a target map and rule 15
+// to one target (old is its pair on UPDATE, or nil): every key must be a valid annotation key (Argo
+// substitutes "{{...}}" in keys, so an invalid key may become the annotation), and a task-groups value
+// that is new or changed may not name the annotation.
+func (e *evaluation) checkTargetKeys(doc string, t *cref, oldDoc string, old *cref) (decision, bool) {
+	m := t.m.result(doc)
+	if !m.IsObject() {
+		return decision{}, false
+	}
+	var oldMap gjson.Result
+	if old != nil {
+		oldMap = old.m.result(oldDoc)
+	}
+	var refusal string
+	e.req.index.forEach(m, func(key, value gjson.Result) bool {
+		switch {
+		case labelKeyProblem(strings.ToLower(key.Str)) != "": // the API server's check of annotation keys
+			refusal = InvalidKeyRefusal(t.key, key.Str)
+		case key.Str == TaskGroupsKey && value.Type == gjson.String && namesAnnotation(value.Str):
+			refusal = TaskGroupsRefusal
+			if oldMap.IsObject() {
+				if _, was, dup := e.req.index.member(oldMap, TaskGroupsKey); !dup && sameValue(was, value) {
+					refusal = "" // unchanged
+				}
+			}
+		}
+		return refusal == ""
+	})
+	if refusal != "" {
+		e.warn("refused a key of " + t.key + " (custom-resource target keys, rule 15)")
+		return reject(refusal), true
+	}
+	return decision{}, false
 }
 
 // sameValue reports whether two optional JSON values are equal: strings as sameEntry compares them, other

@@ -322,14 +322,18 @@ func TestCustomEdits_OneSpanPerObject(t *testing.T) {
 	q, _ := parsePath("spec>b.annotations", false, false)
 	r, _ := parsePath("spec.c>annotations", false, false)
 	w := walker{doc: doc, field: "request.object", entry: AnnotationKey}
+	c := walker{doc: doc, field: "request.object", entry: AnnotationKey, compact: true}
 	for _, path := range []*annotationPath{&p, &q, &r} {
 		if problem := w.walk(docRoot(doc), path); problem != "" {
 			t.Fatal(problem)
 		}
+		if problem := c.walk(docRoot(doc), path); problem != "" {
+			t.Fatal(problem)
+		}
 	}
 	e := edits{doc: doc}
-	for i := range w.refs {
-		e.set(&w.refs[i], texts(nil, `"v"`))
+	for i := range c.crefs {
+		e.set(&c.crefs[i], texts(nil, `"v"`))
 	}
 	out, problem := e.result()
 	if problem != "" {

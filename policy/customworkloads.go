@@ -175,16 +175,33 @@ func parseCustomWorkload(entry gjson.Result, at string) (CustomWorkload, []strin
 		problem(at+".guardPaths", "must be a list of paths, such as [\"spec.sparkConf\"], not "+jsonTypeName(guardPaths))
 	}
 	w.GuardPaths, w.guards = parsePaths(guardPaths, at+".guardPaths", true, problem)
+	nestedPathProblems(&w, at, problem)
+	return w, problems
+}
+
+// nestedPathProblems refuses annotation paths whose segments begin with all of another's: such a path
+// names a map inside that map, and both would edit the same bytes. Each path's prefixes are looked up
+// among the paths (linear in the number of paths).
+func nestedPathProblems(w *CustomWorkload, at string, problem func(key, msg string)) {
+	if len(w.annotations) < 2 {
+		return
+	}
+	first := make(map[string]int, len(w.annotations))
+	for k := range w.annotations {
+		if key := w.annotations[k].segmentsKey(len(w.annotations[k].segments)); first[key] == 0 {
+			first[key] = k + 1
+		}
+	}
 	for j := range w.annotations {
-		for k := range w.annotations {
-			if j != k && w.annotations[j].inside(&w.annotations[k]) {
+		for n := 1; n < len(w.annotations[j].segments); n++ {
+			if k := first[w.annotations[j].segmentsKey(n)] - 1; k >= 0 {
 				problem(at+".annotationPaths["+strconv.Itoa(j)+"]", strconv.Quote(w.AnnotationPaths[j])+
 					" lies inside the map of annotationPaths["+strconv.Itoa(k)+"] ("+strconv.Quote(w.AnnotationPaths[k])+
 					"): an annotations map holds strings, not other maps")
+				break
 			}
 		}
 	}
-	return w, problems
 }
 
 // parsePaths reads a list of path strings (a non-list is reported by the caller).

@@ -15,15 +15,15 @@ func TestPaths_ParseTheSyntax(t *testing.T) {
 		create int
 		plain  string
 	}{
-		{text: "spec.driver>annotations", want: []segment{{"spec", 0}, {"driver", 0}, {"annotations", 0}}, create: 2, plain: "spec.driver.annotations"},
-		{text: "spec.driver.annotations", want: []segment{{"spec", 0}, {"driver", 0}, {"annotations", 0}}, create: 2, plain: "spec.driver.annotations"},
-		{text: "spec>podTemplate.metadata.annotations", want: []segment{{"spec", 0}, {"podTemplate", 0}, {"metadata", 0}, {"annotations", 0}}, create: 1, plain: "spec.podTemplate.metadata.annotations"},
-		{text: "spec.workerGroupSpecs[*].template>metadata.annotations", want: []segment{{"spec", 0}, {"workerGroupSpecs", everyElement}, {"template", 0}, {"metadata", 0}, {"annotations", 0}}, create: 3},
-		{text: "spec.pytorchReplicaSpecs{*}.template>metadata.annotations", want: []segment{{"spec", 0}, {"pytorchReplicaSpecs", everyMember}, {"template", 0}, {"metadata", 0}, {"annotations", 0}}, create: 3},
-		{text: "spec.items[*]>annotations", want: []segment{{"spec", 0}, {"items", everyElement}, {"annotations", 0}}, create: 2},
-		{text: "annotations", want: []segment{{"annotations", 0}}, create: 0, plain: "annotations"},
-		{text: "spec.sparkConf", guard: true, want: []segment{{"spec", 0}, {"sparkConf", 0}}, create: 2, plain: "spec.sparkConf"},
-		{text: "spec.groups[*].conf_map-2", guard: true, want: []segment{{"spec", 0}, {"groups", everyElement}, {"conf_map-2", 0}}, create: 3},
+		{text: "spec.driver>annotations", want: []segment{{"spec", ""}, {"driver", ""}, {"annotations", ""}}, create: 2, plain: "spec.driver.annotations"},
+		{text: "spec.driver.annotations", want: []segment{{"spec", ""}, {"driver", ""}, {"annotations", ""}}, create: 2, plain: "spec.driver.annotations"},
+		{text: "spec>podTemplate.metadata.annotations", want: []segment{{"spec", ""}, {"podTemplate", ""}, {"metadata", ""}, {"annotations", ""}}, create: 1, plain: "spec.podTemplate.metadata.annotations"},
+		{text: "spec.workerGroupSpecs[*].template>metadata.annotations", want: []segment{{"spec", ""}, {"workerGroupSpecs", "[*]"}, {"template", ""}, {"metadata", ""}, {"annotations", ""}}, create: 3},
+		{text: "spec.pytorchReplicaSpecs{*}.template>metadata.annotations", want: []segment{{"spec", ""}, {"pytorchReplicaSpecs", "{*}"}, {"template", ""}, {"metadata", ""}, {"annotations", ""}}, create: 3},
+		{text: "spec.items[*]>annotations", want: []segment{{"spec", ""}, {"items", "[*]"}, {"annotations", ""}}, create: 2},
+		{text: "annotations", want: []segment{{"annotations", ""}}, create: 0, plain: "annotations"},
+		{text: "spec.sparkConf", guard: true, want: []segment{{"spec", ""}, {"sparkConf", ""}}, create: 2, plain: "spec.sparkConf"},
+		{text: "spec.groups[*].conf_map-2", guard: true, want: []segment{{"spec", ""}, {"groups", "[*]"}, {"conf_map-2", ""}}, create: 3},
 	} {
 		p, problem := parsePath(tc.text, tc.guard, false)
 		if problem != "" {

@@ -243,7 +243,7 @@ func FuzzStamp(f *testing.F) {
 func FuzzPath(f *testing.F) {
 	for _, p := range []string{"spec.driver>annotations", "spec.workerGroupSpecs[*].template>metadata.annotations",
 		"spec.pytorchReplicaSpecs{*}.template>metadata.annotations", "spec>podTemplate.metadata.annotations", "a",
-		"a>>b", "a[*]", "a{*}.b", ">a", "a.", "a..b", "a[*]>b", "a>b[*].c", strings.Repeat("a.", 40) + "b"} {
+		"a>>b", "a[*]", "a{*}.b", "spec.templates[*].steps[*][*].inline>metadata.annotations", "a{*}[*].b", "a[*]{*}[*].b", ">a", "a.", "a..b", "a[*]>b", "a>b[*].c", strings.Repeat("a.", 40) + "b"} {
 		f.Add(p, false)
 		f.Add(p, true)
 	}
@@ -253,7 +253,7 @@ func FuzzPath(f *testing.F) {
 			return
 		}
 		n := len(p.segments)
-		if n == 0 || n > maxPathSegments || p.segments[n-1].wild != plainSegment || p.create < 0 || p.create > n ||
+		if n == 0 || n > maxPathSegments || p.segments[n-1].wild != "" || p.create < 0 || p.create > n ||
 			guard && p.create != n || !guard && p.create == n {
 			t.Fatalf("%q: accepted %+v", text, p)
 		}
@@ -266,11 +266,11 @@ func FuzzPath(f *testing.F) {
 			case i > 0:
 				b.WriteString(".")
 			}
-			if i >= p.create && s.wild != plainSegment {
+			if i >= p.create && s.wild != "" {
 				t.Fatalf("%q: a wildcard after the marker", text)
 			}
 			b.WriteString(s.name)
-			b.WriteString(map[uint8]string{plainSegment: "", everyElement: "[*]", everyMember: "{*}"}[s.wild])
+			b.WriteString(s.wild)
 		}
 		if b.String() != text {
 			t.Fatalf("%q reads back as %q", text, b.String())
@@ -282,7 +282,9 @@ func FuzzPath(f *testing.F) {
 // root of the spec (two maps created in one object), and a guard map.
 const fuzzKindSettings = `{"customWorkloads":[{"apiGroup":"x.io","kind":"K","annotationPaths":["spec.driver>annotations",` +
 	`"spec.groups[*].template>metadata.annotations","spec.replicas{*}.template>metadata.annotations",` +
-	`"spec>podTemplate.metadata.annotations","spec>other.metadata.annotations"],"guardPaths":["spec.conf"]}]}`
+	`"spec>podTemplate.metadata.annotations","spec>other.metadata.annotations",` +
+	// overlapping paths: one role's own path beside the wildcard over every role; an array of arrays
+	`"spec.replicas.A.template>metadata.annotations","spec.steps[*][*].inline>metadata.annotations"],"guardPaths":["spec.conf","spec.steps[*][*].conf"]}]}`
 
 // FuzzCustomKind: for any object of a declared kind that bob (untrusted) creates, the answer is a 400, or
 // an acceptance after which every map the paths name holds bob's identity and nothing else changed (the
@@ -291,7 +293,11 @@ func FuzzCustomKind(f *testing.F) {
 	for _, obj := range []string{`{}`, `{"spec":{}}`, `{"spec":null}`, `{"spec":{"driver":{"annotations":null},"groups":[{"template":{}},1,{"template":{"metadata":null}}]}}`,
 		`{"spec":{"replicas":{"A":{"template":{"metadata":{"annotations":{"yunikorn.apache.org/user.info":"x","k":"v"}}}},"B":{}}}}`,
 		`{"spec":{"podTemplate":null,"other":{"metadata":{}},"conf":{"a":"b"}}}`, ` { "spec" : { "driver" : { } , "podTemplate" : { } } } `,
-		`{"spec":{"conf":{"yunikorn.apache.org/user.info":"x"}}}`} {
+		`{"spec":{"conf":{"yunikorn.apache.org/user.info":"x"}}}`,
+		// nested guard values and steps
+		`{"spec":{"conf":{"a":{"b":["c",{"yunikorn.apache.org/user.info":1}]},"{{x}}":"y"},"steps":[[{"inline":{}},{"inline":{"metadata":null}}],[],1,[{"conf":{"k":[[]]}}]]}}`,
+		`{"spec":{"replicas":{"A":{"template":{"metadata":{"annotations":{"yunikorn.apache.org/user.info":"x"}}}}},"conf":{"x":{"y":{"z":"yunikorn.apache.org/user.info"}}}}}`,
+		`{"spec":{"driver":{"annotations":{"{{k}}":"v","yunikorn.apache.org/task-groups":"[{\"annotations\":{\"yunikorn.apache.org\\/user.info\":1}}]"}}}}`} {
 		f.Add(obj)
 	}
 	logger := onelog.New(io.Discard, onelog.ALL)
@@ -469,6 +475,33 @@ func FuzzCustomKindUpdate(f *testing.F) {
 			} else if v.Str != stamp {
 				t.Fatalf("new map %s holds %s after bob's update, want bob's identity:\n%s", key, v.Raw, result)
 			}
+		}
+	})
+}
+
+// FuzzLeaves: the leaf reader (rule 13) and the task-groups reader (rule 15) never fail the module, on
+// any valid JSON and on any text; a leaf's key starts with its prefix, and a string value that holds the
+// annotation key is found by both.
+func FuzzLeaves(f *testing.F) {
+	for _, s := range []string{`{"a":{"b":[1,"x",{"c":null}]}}`, `[]`, `"s"`, `{"yunikorn.apache.org\/user.info":{}}`,
+		`[{"annotations":{"yunikorn.apache.org\u002fuser.info":"x"}}]`, `not json "yunikorn.apache.org/user.info`, `"\`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		named := namesAnnotation(text)
+		if !validJSON(text) {
+			return
+		}
+		found := false
+		eachLeaf(text, "p", func(l leaf) bool {
+			if !strings.HasPrefix(l.key, "p") {
+				t.Fatalf("leaf key %q lacks its prefix", l.key)
+			}
+			found = found || l.isString && strings.Contains(l.text, AnnotationKey)
+			return true
+		})
+		if found && !named {
+			t.Fatalf("a leaf's text names the annotation but the strings do not: %s", text)
 		}
 	})
 }

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"strings"
 	"unsafe"
 
 	"github.com/tidwall/gjson"
@@ -93,6 +94,9 @@ type memberIter struct {
 	i, closing, c int // the next member, the closing bracket, the next recorded container
 	object        bool
 	key           gjson.Result
+	// keysOnly leaves string values escaped (Str empty): a lookup by key unescapes only the value it
+	// finds, so that finding one annotation among hundreds of JSON-text ones costs no copy of the others.
+	keysOnly bool
 }
 
 // members returns an iterator over v's members, or false when v is not a container viewed in the
@@ -149,7 +153,9 @@ func (it *memberIter) next() (key, value gjson.Result, more bool) {
 		var escaped bool
 		end, escaped = stringEnd(s, i)
 		value = gjson.Result{Type: gjson.String, Raw: s[i:end]}
-		value.Str = stringValue(value.Raw, escaped)
+		if !it.keysOnly {
+			value.Str = stringValue(value.Raw, escaped)
+		}
 	default:
 		end = scalarEnd(s, i)
 		value = gjson.Parse(s[i:end])
@@ -225,15 +231,24 @@ func (x *jsonIndex) member(obj gjson.Result, key string) (keyResult, value gjson
 	if !ok {
 		return memberOf(obj, key)
 	}
+	it.keysOnly = true
 	for k, v, more := it.next(); more; k, v, more = it.next() {
 		if k.Str == key {
 			if value.Exists() {
-				return keyResult, value, true
+				return keyResult, withStr(value), true
 			}
 			keyResult, value = k, v
 		}
 	}
-	return keyResult, value, false
+	return keyResult, withStr(value), false
+}
+
+// withStr fills in the unescaped text of a string value read with keysOnly.
+func withStr(v gjson.Result) gjson.Result {
+	if v.Type == gjson.String {
+		v.Str = stringValue(v.Raw, strings.IndexByte(v.Raw, '\\') >= 0)
+	}
+	return v
 }
 
 // memberOf is member for an object gjson reads.

@@ -17,16 +17,19 @@ import (
 // maxPathSegments bounds the walk's recursion (TinyGo's stack is small); real paths have fewer than ten.
 const maxPathSegments = 32
 
-// Wildcards of a segment.
+// The wildcards a segment may carry after its name, one or more: every element of an array, every member
+// value of an object. "steps[*][*]" walks an array of arrays (Argo's steps).
 const (
-	plainSegment = iota
-	everyElement // name[*]
-	everyMember  // name{*}
+	everyElement = "[*]"
+	everyMember  = "{*}"
+	wildcardLen  = 3
 )
 
+// segment is a member name and its wildcards, as written ("", "[*]", "[*][*]", "{*}[*]", ...), applied in
+// order to the member's value.
 type segment struct {
 	name string
-	wild uint8
+	wild string
 }
 
 // annotationPath is a parsed path. Segments from create on are created when missing or null.
@@ -104,12 +107,11 @@ func parseSegment(rest string, at int) (segment, string, string) {
 	}
 	seg := segment{name: rest[:n]}
 	rest = rest[n:]
-	switch {
-	case strings.HasPrefix(rest, "[*]"):
-		seg.wild, rest = everyElement, rest[3:]
-	case strings.HasPrefix(rest, "{*}"):
-		seg.wild, rest = everyMember, rest[3:]
+	w := 0
+	for strings.HasPrefix(rest[w:], everyElement) || strings.HasPrefix(rest[w:], everyMember) {
+		w += wildcardLen
 	}
+	seg.wild, rest = rest[:w], rest[w:]
 	return seg, rest, ""
 }
 
@@ -117,7 +119,7 @@ func parseSegment(rest string, at int) (segment, string, string) {
 func (p annotationPath) finish(guard bool) (annotationPath, string) {
 	last := len(p.segments) - 1
 	switch {
-	case p.segments[last].wild != plainSegment:
+	case p.segments[last].wild != "":
 		return p, "the last segment must be a plain name (the map), not a wildcard"
 	case guard:
 		p.create = len(p.segments)
@@ -125,7 +127,7 @@ func (p annotationPath) finish(guard bool) (annotationPath, string) {
 		p.create = last
 	}
 	for i := p.create; i < len(p.segments); i++ {
-		if p.segments[i].wild != plainSegment {
+		if p.segments[i].wild != "" {
 			return p, `a wildcard may not follow ">": creation makes plain objects only`
 		}
 	}
@@ -141,25 +143,22 @@ func isNameByte(c byte) bool {
 
 func (p *annotationPath) hasWildcard() bool {
 	for _, s := range p.segments {
-		if s.wild != plainSegment {
+		if s.wild != "" {
 			return true
 		}
 	}
 	return false
 }
 
-// inside reports whether the maps p names lie inside the maps q names (q's segments are a proper prefix
-// of p's): both would edit the same bytes, so settings refuse it.
-func (p *annotationPath) inside(q *annotationPath) bool {
-	if len(q.segments) >= len(p.segments) {
-		return false
+// segmentsKey is the first n segments of p as one string, names and wildcards, whatever the marker.
+func (p *annotationPath) segmentsKey(n int) string {
+	var b strings.Builder
+	for _, s := range p.segments[:n] {
+		b.WriteString(s.name)
+		b.WriteString(s.wild)
+		b.WriteByte('.')
 	}
-	for i, s := range q.segments {
-		if p.segments[i] != s {
-			return false
-		}
-	}
-	return true
+	return b.String()
 }
 
 // mapRef is one map a path names in one object: found, or to be created below the deepest object that is
@@ -185,10 +184,15 @@ type walker struct {
 	kind  string     // for the message of a missing required segment
 	entry string     // the key looked up in every map found ("" for guard maps)
 	refs  []mapRef
+	// compact makes found record crefs (a declared kind's targets, of which an object may hold thousands)
+	// instead of refs: a few words each, so that memory and the work of a fresh instance's collector
+	// grow only a little with every target.
+	compact bool
+	crefs   []cref
 	// The concrete path so far: for a path with wildcards, pieces joined by "" (".", "name", "[3]",
 	// "[\"Worker\"]"); for a plain one (every built-in kind), the first depth segments of path, so that the
 	// walk allocates nothing for messages it does not write.
-	trail []string
+	trail []trailPiece
 	path  *annotationPath
 	depth int
 }
@@ -205,7 +209,7 @@ func (w *walker) walk(obj gjson.Result, p *annotationPath) string {
 
 func (w *walker) at() string {
 	if w.path.plain == "" {
-		return w.field + strings.Join(w.trail, "")
+		return w.field + w.trailString()
 	}
 	var at strings.Builder
 	at.WriteString(w.field)
@@ -216,16 +220,60 @@ func (w *walker) at() string {
 	return at.String()
 }
 
-// push adds a member name (seg) or an element's pieces to the concrete path; pop takes them off.
-func (w *walker) push(seg bool, pieces ...string) {
+// trailPiece is a piece of the concrete path: text, or an array element's index ("[3]") when index >= 0,
+// kept as a number until a message or a key is written.
+type trailPiece struct {
+	text  string
+	index int
+}
+
+// trailString writes the concrete path so far, in one allocation.
+func (w *walker) trailString() string {
+	n := 0
+	for _, p := range w.trail {
+		if p.index < 0 {
+			n += len(p.text)
+			continue
+		}
+		n += 2 + digits(p.index)
+	}
+	b := make([]byte, 0, n)
+	for _, p := range w.trail {
+		if p.index < 0 {
+			b = append(b, p.text...)
+			continue
+		}
+		b = strconv.AppendInt(append(b, '['), int64(p.index), 10)
+		b = append(b, ']')
+	}
+	return string(b)
+}
+
+func digits(n int) int {
+	d := 1
+	for ; n >= 10; n /= 10 {
+		d++
+	}
+	return d
+}
+
+// push adds a member name (seg) or a piece of text to the concrete path; pop takes them off. (Not
+// variadic: in the module a variadic call's slice may be a heap allocation, and push runs for every
+// step of every path.)
+func (w *walker) push(seg bool, piece string) {
 	if w.path.plain != "" {
 		w.depth++ // only names: a plain path has no wildcards
 		return
 	}
 	if seg {
-		w.trail = append(w.trail, ".")
+		w.trail = append(w.trail, trailPiece{text: ".", index: -1})
 	}
-	w.trail = append(w.trail, pieces...)
+	w.trail = append(w.trail, trailPiece{text: piece, index: -1})
+}
+
+// pushIndex adds an array element to the concrete path.
+func (w *walker) pushIndex(n int) {
+	w.trail = append(w.trail, trailPiece{index: n})
 }
 
 func (w *walker) pop(seg bool, n int) {
@@ -247,7 +295,13 @@ func (w *walker) step(cur gjson.Result, p *annotationPath, i int, anchor gjson.R
 		return duplicateKey(w.at(), seg.name)
 	}
 	w.push(true, seg.name)
-	defer w.pop(true, 1)
+	problem := w.stepIn(cur, v, p, i, anchor)
+	w.pop(true, 1)
+	return problem
+}
+
+// stepIn goes on from v, segment i of p found in cur (the concrete path names v).
+func (w *walker) stepIn(cur, v gjson.Result, p *annotationPath, i int, anchor gjson.Result) string {
 	last := i == len(p.segments)-1
 	if i < p.create {
 		return w.stepBefore(v, p, i, anchor, cur)
@@ -292,8 +346,8 @@ func (w *walker) stepBefore(v gjson.Result, p *annotationPath, i int, anchor, cu
 		}
 		return w.found(p, anchor, cur, cur, nil, v, v)
 	}
-	if p.segments[i].wild != plainSegment {
-		return w.each(v, p, i)
+	if p.segments[i].wild != "" {
+		return w.each(v, p, i, p.segments[i].wild)
 	}
 	if !v.IsObject() {
 		if p.required {
@@ -307,11 +361,14 @@ func (w *walker) stepBefore(v gjson.Result, p *annotationPath, i int, anchor, cu
 	return w.step(v, p, i+1, anchor)
 }
 
-// each applies a wildcard segment i to v: every element of an array, or every member value of an object.
-// Before ">", a value of the wrong type names nothing.
-func (w *walker) each(v gjson.Result, p *annotationPath, i int) string {
-	seg := p.segments[i]
+// each applies the wildcards wild of segment i of p to v: the first to v (every element of an array, or
+// every member value of an object), the rest to each of those values; after the last, the walk goes on
+// with segment i+1. Before ">", a value of the wrong type names nothing.
+func (w *walker) each(v gjson.Result, p *annotationPath, i int, wild string) string {
 	next := func(elem gjson.Result) string {
+		if len(wild) > wildcardLen {
+			return w.each(elem, p, i, wild[wildcardLen:])
+		}
 		if !elem.IsObject() {
 			return ""
 		}
@@ -323,16 +380,16 @@ func (w *walker) each(v gjson.Result, p *annotationPath, i int) string {
 	}
 	var problem string
 	switch {
-	case seg.wild == everyElement && v.IsArray():
+	case wild[:wildcardLen] == everyElement && v.IsArray():
 		n := 0
 		w.index.forEach(v, func(_, elem gjson.Result) bool {
-			w.push(false, "[", strconv.Itoa(n), "]")
+			w.pushIndex(n)
 			n++
 			problem = next(elem)
-			w.pop(false, 3)
+			w.pop(false, 1)
 			return problem == ""
 		})
-	case seg.wild == everyMember && v.IsObject():
+	case wild[:wildcardLen] == everyMember && v.IsObject():
 		var seen map[string]bool
 		w.index.forEach(v, func(key, elem gjson.Result) bool {
 			if seen[key.Str] {
@@ -343,9 +400,12 @@ func (w *walker) each(v gjson.Result, p *annotationPath, i int) string {
 				seen = map[string]bool{}
 			}
 			seen[key.Str] = true
-			w.push(false, "[", strconv.Quote(key.Str), "]")
+			pieces := memberPiece(key.Str)
+			for _, piece := range pieces {
+				w.push(false, piece)
+			}
 			problem = next(elem)
-			w.pop(false, 3)
+			w.pop(false, len(pieces))
 			return problem == ""
 		})
 	}
@@ -356,12 +416,10 @@ func (w *walker) each(v gjson.Result, p *annotationPath, i int) string {
 func (w *walker) found(p *annotationPath, anchor, parent, holder gjson.Result, rest []segment, old, m gjson.Result) string {
 	key := p.plain
 	if key == "" {
-		key = strings.Join(w.trail, "")[1:]
+		key = w.trailString()[1:]
 	}
-	for i := range w.refs {
-		if w.refs[i].key == key {
-			return "" // a map named twice counts once
-		}
+	if w.compact {
+		return w.foundCompact(key, holder, rest, old, m)
 	}
 	ref := mapRef{key: key, anchor: anchor, parent: parent, holder: holder, rest: rest, old: old, m: m}
 	if m.Exists() {
@@ -378,4 +436,19 @@ func (w *walker) found(p *annotationPath, anchor, parent, holder gjson.Result, r
 	}
 	w.refs = append(w.refs, ref)
 	return ""
+}
+
+// memberPiece is how a member reached by a {*} wildcard is written in a concrete path: ".name" when the
+// name could be a path segment (so that spec.pytorchReplicaSpecs{*} and spec.pytorchReplicaSpecs.Master
+// name the map of role Master the same way, and an UPDATE pairs it whichever path found it first), and
+// ["name"] otherwise (a name holding '.', say, must not read as two segments).
+func memberPiece(name string) []string {
+	plain := name != ""
+	for i := 0; i < len(name) && plain; i++ {
+		plain = isNameByte(name[i])
+	}
+	if plain {
+		return []string{".", name}
+	}
+	return []string{"[", strconv.Quote(name), "]"}
 }

@@ -25,6 +25,7 @@ type request struct {
 	userInfo  gjson.Result
 	object    gjson.Result
 	oldObject gjson.Result
+	namespace gjson.Result // the request's namespace: a pod's own generated application (rule 14)
 	settings  gjson.Result
 	index     *jsonIndex // of the payload: every Result here is a view of it
 	present   bool       // the payload has a "request" member
@@ -74,6 +75,7 @@ const (
 	seenUserInfo
 	seenObject
 	seenOldObject
+	seenNamespace
 )
 
 func (r *request) readAdmissionRequest(req gjson.Result) {
@@ -103,6 +105,10 @@ func (r *request) readAdmissionRequest(req gjson.Result) {
 		case "oldObject":
 			if r.first(seenOldObject, "oldObject") {
 				r.oldObject = value
+			}
+		case "namespace":
+			if r.first(seenNamespace, "namespace") {
+				r.namespace = value
 			}
 		}
 		return true
@@ -280,6 +286,19 @@ func (u *requester) logGroups() string {
 	}
 	b.WriteString(" ... and " + strconv.Itoa(u.count-shown) + " more")
 	return b.String()
+}
+
+// logName is the username for log lines: cut, as the groups are, to about 1 KiB (a 64 KiB username
+// would otherwise make every line about it 64 KiB). Stamps always carry the whole name.
+func (u *requester) logName() string {
+	if len(u.username) <= logGroupsSize {
+		return u.username
+	}
+	cut := logGroupsSize
+	for cut > 0 && !utf8.RuneStart(u.username[cut]) {
+		cut--
+	}
+	return u.username[:cut] + " ... (" + strconv.Itoa(len(u.username)) + " bytes)"
 }
 
 // readRequester checks the userInfo the decision needs: a non-empty username and a list of string groups.

@@ -294,53 +294,58 @@ func isSpace(c byte) bool {
 }
 
 // edits collects changes to the maps walker found in one document, so that every target is spliced in
-// one pass: settings refuse paths whose maps nest (annotationPath.inside) and a map is named once, so the
-// changes touch disjoint bytes, except where two maps are created below the same missing object or
-// inserted into the same object; those are merged into one span.
+// one pass: settings refuse paths whose maps nest (annotationPath.inside) and a map is one target however
+// many paths name it, so the changes touch disjoint bytes, except where two maps are created below the
+// same missing object or inserted into the same object; those are merged into one span. The text of a
+// change is the same for every target whose missing segments and value are the same (the stamp, below
+// each of 16,000 templates): it is made once and shared by their spans.
 type edits struct {
 	doc   string
 	index *jsonIndex // of the document doc is part of, or nil
 	sets  []setOp
-	more  []span   // removals
-	names []string // backing store of the sets' names (one allocation for most requests)
+	more  []span // removals
 }
 
-// setOp sets names (below obj; names[0] is old in obj: absent, null, or the value to replace) to value.
+// setOp sets the annotation below obj, creating rest (rest[0] is old in obj: absent or null; with no
+// rest, old is the value to replace, or absent) to value.
 type setOp struct {
-	obj   gjson.Result
-	names []string
-	old   gjson.Result
+	obj   jspan
+	rest  []segment
+	old   jspan
 	value []part
 }
 
 // set sets the annotation in the map ref names to valueJSON, creating the map (and what is missing above
 // it, below the deepest object that exists) when needed.
-func (e *edits) set(ref *mapRef, valueJSON []part) {
-	start := len(e.names)
-	for _, s := range ref.rest {
-		e.names = append(e.names, s.name)
-	}
-	e.names = append(e.names, AnnotationKey)
-	names := e.names[start:len(e.names):len(e.names)]
+func (e *edits) set(ref *cref, valueJSON []part) {
 	old := ref.value
 	if len(ref.rest) > 0 {
 		old = ref.old
 	}
-	e.sets = append(e.sets, setOp{obj: ref.holder, names: names, old: old, value: valueJSON})
+	e.sets = append(e.sets, setOp{obj: ref.holder, rest: ref.rest, old: old, value: valueJSON})
 }
 
 // remove deletes the annotation from the map ref names (which holds it).
-func (e *edits) remove(ref *mapRef) {
-	e.more = append(e.more, removeMember(e.index, e.doc, ref.m, AnnotationKey).span)
+func (e *edits) remove(ref *cref) {
+	e.more = append(e.more, removeMember(e.index, e.doc, ref.m.result(e.doc), AnnotationKey).span)
+}
+
+// names is the set's names below obj: rest, then the annotation.
+func (s *setOp) names() []string {
+	names := make([]string, 0, len(s.rest)+1)
+	for _, seg := range s.rest {
+		names = append(names, seg.name)
+	}
+	return append(names, AnnotationKey)
 }
 
 // below is the names of the set below the object's member: for an insertion every name, for a replaced
 // value the names inside it.
 func (s *setOp) below() []string {
-	if s.old.Exists() {
-		return s.names[1:]
+	if s.old.exists() {
+		return s.names()[1:]
 	}
-	return s.names
+	return s.names()
 }
 
 // nested appends {"n1":{"n2":value}} for names (value alone when there are none) to parts.
@@ -372,6 +377,9 @@ type tree struct {
 }
 
 func (t *tree) add(names []string, value []part) {
+	if len(names) == 0 {
+		return // not reached: a value is replaced by one change only (result)
+	}
 	for i, n := range t.names {
 		if n == names[0] && len(names) > 1 && t.kids[i] != nil {
 			t.kids[i].add(names[1:], value)
@@ -406,29 +414,42 @@ func (t *tree) members(parts []part) []part {
 	return parts
 }
 
-// result builds the edit; a problem means two changes would touch the same bytes (settings rule that out).
-func (e *edits) result() (edit, string) {
-	// A group is one span: members inserted into an object (at its '{'), or a value replaced (a null by the
-	// objects created below it, or a string by the new value). Most groups hold one change, written
-	// directly; only changes that meet below the same object are merged through a tree.
-	type group struct {
-		obj, old gjson.Result // old is absent for an insertion
-		first    *setOp
-		t        *tree
-	}
+// sharedText identifies the text of a change that does not depend on where it goes: the segments to
+// create (a view of one path's), the value (a view of its parts) and the form of the change.
+type sharedText struct {
+	rest          *segment
+	restLen       int
+	value         *part
+	valueLen      int
+	insert, comma bool
+}
+
+// group is one span: members inserted into an object (at its '{'), or a value replaced (a null by the
+// objects created below it, or a string by the new value). Most groups hold one change, written
+// directly; only changes that meet below the same object are merged through a tree.
+type group struct {
+	obj, old jspan // old is absent for an insertion
+	first    *setOp
+	t        *tree
+}
+
+// groups gathers the sets into groups. The sets come in document order (the targets are sorted by
+// place), so the changes of one group are next to each other: each set joins the group before it or
+// starts one. Were two sets of one group apart, their spans would overlap and the answer would be bad
+// input, never a wrong splice.
+func (e *edits) groups() ([]group, string) {
 	groups := make([]group, 0, len(e.sets))
 	for i := range e.sets {
 		s := &e.sets[i]
-		var g *group
-		for j := range groups {
-			if have := &groups[j]; have.obj.Index == s.obj.Index && have.old.Exists() == s.old.Exists() && have.old.Index == s.old.Index {
-				g = have
-				break
-			}
-		}
-		if g == nil {
+		if n := len(groups); n == 0 || groups[n-1].obj.at != s.obj.at || groups[n-1].old.at != s.old.at {
 			groups = append(groups, group{obj: s.obj, old: s.old, first: s})
 			continue
+		}
+		g := &groups[len(groups)-1]
+		if len(s.below()) == 0 || len(g.first.below()) == 0 {
+			// Two changes of one value: walker names each map once, so this is not reached; were it,
+			// the answer is bad input, never a trap.
+			return nil, overlappingChanges
 		}
 		if g.t == nil {
 			g.t = &tree{}
@@ -436,29 +457,75 @@ func (e *edits) result() (edit, string) {
 		}
 		g.t.add(s.below(), s.value)
 	}
+	return groups, ""
+}
+
+const overlappingChanges = "two annotation paths change the same part of the object"
+
+// sharedTexts holds the texts of changes made so far. A handful serve every group (one per path that
+// creates, with and without a comma): a short list, searched from the last one used, costs less than a
+// hash table in the module.
+type sharedTexts struct {
+	keys  []sharedText
+	texts [][]part
+}
+
+// of returns the text of a group's one change, made once for all the groups that write the same.
+func (st *sharedTexts) of(s *setOp, insert, comma bool) []part {
+	key := sharedText{restLen: len(s.rest), valueLen: len(s.value), insert: insert, comma: comma}
+	if len(s.rest) > 0 {
+		key.rest = &s.rest[0]
+	}
+	if len(s.value) > 0 {
+		key.value = &s.value[0]
+	}
+	for k := len(st.keys) - 1; k >= 0; k-- {
+		if st.keys[k] == key {
+			return st.texts[k]
+		}
+	}
+	parts := s.text(insert, comma)
+	if len(st.keys) < 8 {
+		st.keys, st.texts = append(st.keys, key), append(st.texts, parts)
+	}
+	return parts
+}
+
+// text is the JSON text of a group whose changes were merged through a tree.
+func (g *group) text(insert, comma bool) []part {
+	parts := g.t.members(nil)
+	switch {
+	case !insert:
+		return texts(append(texts(nil, "{"), parts...), "}")
+	case comma:
+		return texts(parts, ",")
+	}
+	return parts
+}
+
+// result builds the edit; a problem means two changes would touch the same bytes (settings rule that out).
+func (e *edits) result() (edit, string) {
+	groups, problem := e.groups()
+	if problem != "" {
+		return edit{}, problem
+	}
 	spans := append(make([]span, 0, len(groups)+len(e.more)), e.more...)
+	var shared sharedTexts
 	for i := range groups {
 		g := &groups[i]
+		insert := !g.old.exists()
+		comma := insert && e.index.hasMembers(g.obj.result(e.doc))
 		var parts []part
-		switch {
-		case g.t != nil && !g.old.Exists():
-			parts = g.t.members(nil)
-		case g.t != nil:
-			parts = texts(g.t.members(texts(nil, "{")), "}")
-		case !g.old.Exists():
-			parts = make([]part, 0, 3*len(g.first.names)+len(g.first.value)+2)
-			parts = nested(texts(quoted(parts, g.first.names[0]), ":"), g.first.names[1:], g.first.value)
-		default:
-			parts = nested(make([]part, 0, 3*len(g.first.names)+len(g.first.value)+1), g.first.names[1:], g.first.value)
+		if g.t == nil {
+			parts = shared.of(g.first, insert, comma)
+		} else {
+			parts = g.text(insert, comma)
 		}
-		if g.old.Exists() {
-			spans = append(spans, span{start: g.old.Index, end: g.old.Index + len(g.old.Raw), parts: parts})
+		if !insert {
+			spans = append(spans, span{start: int(g.old.at), end: int(g.old.at + g.old.n), parts: parts})
 			continue
 		}
-		if e.index.hasMembers(g.obj) {
-			parts = texts(parts, ",")
-		}
-		spans = append(spans, span{start: g.obj.Index + 1, end: g.obj.Index + 1, parts: parts})
+		spans = append(spans, span{start: int(g.obj.at) + 1, end: int(g.obj.at) + 1, parts: parts})
 	}
 	if len(spans) == 0 {
 		return edit{}, ""
@@ -466,18 +533,33 @@ func (e *edits) result() (edit, string) {
 	sortSpans(spans)
 	for i := 1; i < len(spans); i++ {
 		if spans[i].start < spans[i-1].end {
-			return edit{}, "two annotation paths change the same part of the object"
+			return edit{}, overlappingChanges
 		}
 	}
 	return edit{doc: e.doc, span: spans[0], more: spans[1:]}, ""
 }
 
+// text is the JSON text one change writes: a member inserted at an object's '{' ("name":{...}, followed
+// by a comma when the object has members), or the value that replaces old.
+func (s *setOp) text(insert, comma bool) []part {
+	names := s.names()
+	parts := make([]part, 0, 3*len(names)+len(s.value)+3)
+	if insert {
+		parts = nested(texts(quoted(parts, names[0]), ":"), names[1:], s.value)
+		if comma {
+			parts = texts(parts, ",")
+		}
+		return parts
+	}
+	return nested(parts, names[1:], s.value)
+}
+
 // sortSpans orders spans by start (an insertion before a replacement that starts at the same byte).
 func sortSpans(spans []span) {
-	for i := 1; i < len(spans); i++ {
-		for j := i; j > 0 && (spans[j].start < spans[j-1].start ||
-			spans[j].start == spans[j-1].start && spans[j].end < spans[j-1].end); j-- {
-			spans[j], spans[j-1] = spans[j-1], spans[j]
+	slices.SortFunc(spans, func(a, b span) int {
+		if a.start != b.start {
+			return a.start - b.start
 		}
-	}
+		return a.end - b.end
+	})
 }

@@ -16,6 +16,8 @@ type target struct {
 	index  *jsonIndex   // of the payload doc is part of, or nil
 	labels gjson.Result // absent or null when missing, or when legacy handling is off
 	label  gjson.Result // the legacy label's value; absent when not set
+	// identity is what rules 14 and 15 read: the pods' application ID and task groups.
+	identity podIdentity
 }
 
 // findTarget walks object (raw JSON text of request.object or request.oldObject, named by field) along the
@@ -31,13 +33,16 @@ func findTarget(x *jsonIndex, object gjson.Result, field string, w workload, leg
 		return t, problem
 	}
 	t.mapRef = wk.refs[0] // a built-in path names one map, and its pod template is required
-	if legacyLabel == "" || !t.parent.IsObject() {
+	if !t.parent.IsObject() {
 		return t, ""
 	}
 	md := func(keys ...string) string {
 		return strings.Join(append([]string{field, w.where()}, keys...), ".")
 	}
 	var problem string
+	if t.identity, problem = readPodIdentity(x, t.parent, t.m, md); problem != "" || legacyLabel == "" {
+		return t, problem
+	}
 	t.labels, t.label, problem = stringEntry(x, t.parent, "labels", legacyLabel, md)
 	return t, problem
 }

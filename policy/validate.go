@@ -203,6 +203,11 @@ func (e *evaluation) create() decision {
 		return accept()
 	}
 
+	// Rules 14 and 15: the application the pods join, and the placeholders YuniKorn makes for them.
+	if d, refused := e.identityRefusal(&t.identity, nil, true); refused {
+		return d
+	}
+
 	// Rule 1: a supplied value.
 	if t.value.Exists() {
 		if e.trusted() {
@@ -263,6 +268,9 @@ func (e *evaluation) updatePod() decision {
 		return reject("the " + e.settings.LegacyUserLabel + " label cannot be changed once the pod exists: " +
 			"leave it as it is, or delete the pod and create a new one")
 	}
+	if d, refused := e.identityRefusal(&newT.identity, &oldT.identity, false); refused { // rule 15
+		return d
+	}
 	return accept()
 }
 
@@ -273,6 +281,9 @@ func (e *evaluation) updateWorkload() decision {
 	newT, oldT, problem := e.targets()
 	if problem != "" {
 		return badInput(problem)
+	}
+	if d, refused := e.identityRefusal(&newT.identity, &oldT.identity, true); refused { // rules 14 and 15
+		return d
 	}
 	annotationChanged := !sameEntry(oldT.value, newT.value)
 	labelChanged := e.labelGuarded(oldT) && !sameEntry(oldT.label, newT.label)
@@ -321,6 +332,17 @@ func (e *evaluation) updateWorkload() decision {
 		}
 	}
 	return decision{accepted: true, mutated: restored, warnings: []string{restoredWarning(whatName, e.kind.where())}}
+}
+
+// identityRefusal applies rules 14 (when appIDs) and 15 for an untrusted requester; old is nil on CREATE.
+// What would be refused is found first, so that the common request pays for no pattern match.
+func (e *evaluation) identityRefusal(now, old *podIdentity, appIDs bool) (decision, bool) {
+	refusal := podIdentityRefusal(now, old, e.req.namespace.Str, appIDs)
+	if refusal == "" || e.trusted() {
+		return decision{}, false
+	}
+	e.warn("refused the pods' application or task groups (rules 14 and 15)")
+	return reject(refusal), true
 }
 
 // targets finds the target metadata in the new and the old object of an UPDATE.
@@ -394,7 +416,7 @@ func (e *evaluation) warn(msg string) {
 }
 
 func (e *evaluation) fields(entry onelog.Entry) {
-	entry.String("user", e.who.username)
+	entry.String("user", e.who.logName()) // at most ~1 KiB of it
 	entry.String("kind", e.kind.name)
 	entry.String("operation", e.req.operation.Str)
 	entry.String("groups", e.who.logGroups()) // at most ~1 KiB of them, however many there are

@@ -1,0 +1,119 @@
+package policy
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+)
+
+// Rule 14: YuniKorn charges an application's first pod's user for every pod that joins it, whatever the
+// later pod's own annotation says. The policy keeps no state, so it closes the part that needs none: a pod
+// may not name another namespace's generated application, which anyone can predict.
+
+// The application-ID sources, in the order YuniKorn reads them (k8shim's GetApplicationIDFromPod).
+const (
+	appIDKey         = "yunikorn.apache.org/app-id" // a label first, then an annotation
+	applicationIDKey = "applicationId"              // a label
+	sparkAppSelector = "spark-app-selector"         // a label
+)
+
+// generatedIDPrefix and generatedIDSuffix frame YuniKorn's one application for every pod of a namespace
+// that names none: yunikorn-<namespace>-autogen, cut to generatedIDMax characters (fmt's %.63s).
+const (
+	generatedIDPrefix = "yunikorn-"
+	generatedIDSuffix = "-autogen"
+	generatedIDMax    = 63
+)
+
+// ApplicationRefusal is rule 14's message; namespace is what the ID shows of it.
+func ApplicationRefusal(id, namespace string) string {
+	return "application ID " + id + " is the generated application of namespace " + namespace +
+		": a pod may join it only from that namespace"
+}
+
+// podIdentity is what rules 14 and 15 read from target metadata.
+type podIdentity struct {
+	appID      string       // the first non-empty source; "" when none
+	taskGroups gjson.Result // the task-groups annotation; absent when not set
+}
+
+// readPodIdentity reads the application ID and the task groups from target metadata (metadata, which may
+// be absent) and its annotations map; md names the metadata for messages. Keys are compared after
+// unescaping, and a key the decision reads that occurs twice is bad input.
+func readPodIdentity(x *jsonIndex, metadata, annotations gjson.Result, md func(...string) string) (podIdentity, string) {
+	var id podIdentity
+	if !metadata.IsObject() {
+		return id, ""
+	}
+	read := func(mapName, key string) (string, string) {
+		_, v, problem := stringEntry(x, metadata, mapName, key, md)
+		return v.Str, problem
+	}
+	for _, source := range [...]struct{ mapName, key string }{
+		{"labels", appIDKey}, {"annotations", appIDKey}, {"labels", applicationIDKey}, {"labels", sparkAppSelector},
+	} {
+		v, problem := read(source.mapName, source.key)
+		if problem != "" {
+			return id, problem
+		}
+		if v != "" {
+			id.appID = v
+			break
+		}
+	}
+	if annotations.IsObject() {
+		var dup bool
+		if id.taskGroups, dup = x.child(annotations, TaskGroupsKey); dup {
+			return id, duplicateKey(md("annotations"), TaskGroupsKey)
+		}
+	}
+	return id, ""
+}
+
+// foreignGeneratedID reports whether id is a generated application ID other than namespace's own, and
+// what the ID shows of its namespace. An ID is taken as generated when it starts with yunikorn- and ends
+// with -autogen, or is exactly as long as a cut one (a namespace of more than 46 characters loses the
+// suffix).
+func foreignGeneratedID(id, namespace string) (string, bool) {
+	if !strings.HasPrefix(id, generatedIDPrefix) ||
+		!strings.HasSuffix(id, generatedIDSuffix) && utf8.RuneCountInString(id) != generatedIDMax {
+		return "", false
+	}
+	if id == generatedID(namespace) {
+		return "", false
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(id, generatedIDPrefix), generatedIDSuffix), true
+}
+
+// generatedID is namespace's generated application ID as YuniKorn formats it.
+func generatedID(namespace string) string {
+	id := generatedIDPrefix + namespace + generatedIDSuffix
+	if utf8.RuneCountInString(id) <= generatedIDMax {
+		return id
+	}
+	n := 0
+	for i := range id {
+		if n == generatedIDMax {
+			return id[:i]
+		}
+		n++
+	}
+	return id
+}
+
+// podIdentityRefusal applies rules 14 (when appIDs: not on a Pod's UPDATE) and 15 to an untrusted
+// requester's pod metadata: the new identity, and the old one on UPDATE (nil on CREATE), so that only
+// what changed is checked. It returns the refusal, or "".
+func podIdentityRefusal(now, old *podIdentity, namespace string, appIDs bool) string {
+	if appIDs && now.appID != "" && (old == nil || old.appID != now.appID) {
+		if shown, foreign := foreignGeneratedID(now.appID, namespace); foreign {
+			return ApplicationRefusal(now.appID, shown)
+		}
+	}
+	tg := now.taskGroups
+	if tg.Type == gjson.String && (old == nil || !sameEntry(old.taskGroups, tg)) && namesAnnotation(tg.Str) {
+		return TaskGroupsRefusal
+	}
+	return ""
+}

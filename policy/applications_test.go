@@ -1,0 +1,145 @@
+package policy
+
+import (
+	"strings"
+	"testing"
+)
+
+// Rule 14: applications; rule 15 on built-in kinds: task groups.
+
+func TestRule14_GeneratedIDs(t *testing.T) {
+	long := strings.Repeat("n", 60) // yunikorn-<60>-autogen is 77 characters: cut to 63
+	for _, tc := range []struct {
+		id, namespace string
+		foreign       bool
+		shown         string
+	}{
+		{"yunikorn-team-b-autogen", "team-a", true, "team-b"},
+		{"yunikorn-team-a-autogen", "team-a", false, ""},
+		{"my-app", "team-a", false, ""},
+		{"yunikorn-job", "team-a", false, ""}, // explicit: not generated
+		{generatedID(long), long, false, ""},
+		{generatedID(long), "team-a", true, long[:54]},
+		{"yunikorn-" + strings.Repeat("x", 54), "team-a", true, strings.Repeat("x", 54)}, // 63 characters
+		{"yunikorn-" + strings.Repeat("x", 53), "team-a", false, ""},
+		{"yunikorn-team-b-autogen", "", true, "team-b"},
+	} {
+		shown, foreign := foreignGeneratedID(tc.id, tc.namespace)
+		if foreign != tc.foreign || shown != tc.shown {
+			t.Errorf("%q in %q: got %v %q, want %v %q", tc.id, tc.namespace, foreign, shown, tc.foreign, tc.shown)
+		}
+	}
+	if got := generatedID(long); len(got) != 63 || !strings.HasPrefix(got, "yunikorn-nnn") {
+		t.Fatalf("generatedID cuts to 63 characters: %q", got)
+	}
+}
+
+func TestRule14_AnotherNamespacesGeneratedApplicationIsRefused(t *testing.T) {
+	for _, source := range []struct{ mapName, key string }{
+		{"labels", "yunikorn.apache.org/app-id"}, {"annotations", "yunikorn.apache.org/app-id"},
+		{"labels", "applicationId"}, {"labels", "spark-app-selector"},
+	} {
+		for _, fx := range []struct{ name, kind string }{
+			{"pod-create-alice", "Pod"}, {"deployment-create-alice", "Deployment"}, {"cronjob-create-alice", "CronJob"},
+		} {
+			req := fixture(t, fx.name)
+			for _, label := range []string{"yunikorn.apache.org/app-id", "applicationId", "spark-app-selector"} {
+				setEntry(object(req, "object"), fx.kind, "labels", label, nil)
+			}
+			setEntry(object(req, "object"), fx.kind, source.mapName, source.key, "yunikorn-team-b-autogen")
+			for _, settings := range []string{"", rejectSettings} {
+				resp, _ := evaluateReq(t, req, settings)
+				expectRejected(t, resp, ApplicationRefusal("yunikorn-team-b-autogen", "team-b"))
+			}
+			// the object's own namespace's application, and an explicit ID, are not refused
+			for _, id := range []string{"yunikorn-team-a-autogen", "yunikorn-team-b-app"} {
+				setEntry(object(req, "object"), fx.kind, source.mapName, source.key, id)
+				if resp, _ := evaluateReq(t, req, ""); !resp.Accepted {
+					t.Fatalf("%s %s=%s: %+v", fx.name, source.key, id, resp)
+				}
+			}
+		}
+	}
+}
+
+func TestRule14_TheFirstNonEmptySourceIsTheID(t *testing.T) {
+	req := fixture(t, "pod-create-alice")
+	obj := object(req, "object")
+	setEntry(obj, "Pod", "labels", "yunikorn.apache.org/app-id", "") // empty: skipped, as YuniKorn does
+	setEntry(obj, "Pod", "annotations", "yunikorn.apache.org/app-id", "")
+	setEntry(obj, "Pod", "labels", "applicationId", "yunikorn-team-b-autogen")
+	setEntry(obj, "Pod", "labels", "spark-app-selector", "mine")
+	resp, _ := evaluateReq(t, req, "")
+	expectRejected(t, resp, ApplicationRefusal("yunikorn-team-b-autogen", "team-b"))
+	// an earlier source wins
+	setEntry(obj, "Pod", "annotations", "yunikorn.apache.org/app-id", "mine")
+	if resp, _ = evaluateReq(t, req, ""); !resp.Accepted {
+		t.Fatalf("%+v", resp)
+	}
+}
+
+func TestRule14_TrustedRequestersAndSystemUsersAreNotChecked(t *testing.T) {
+	req := fixture(t, "pod-create-alice")
+	setEntry(object(req, "object"), "Pod", "labels", "applicationId", "yunikorn-team-b-autogen")
+	req["userInfo"] = map[string]any{"username": "airflow", "groups": []string{"system:authenticated"}}
+	if resp, _ := evaluateReq(t, req, externalSettings); !resp.Accepted {
+		t.Fatalf("trusted external: %+v", resp)
+	}
+	rs := fixture(t, "replicaset-create-deployment-controller")
+	setEntry(object(rs, "object"), "ReplicaSet", "labels", "applicationId", "yunikorn-team-b-autogen")
+	expectAccepted(t, func() response { r, _ := evaluateReq(t, rs, ""); return r }())
+}
+
+func TestRule14_WorkloadUpdateIsCheckedWhenTheIDChanges(t *testing.T) {
+	req := fixture(t, "deployment-update-image")
+	setEntry(object(req, "object"), "Deployment", "labels", "applicationId", "yunikorn-team-b-autogen")
+	resp, _ := evaluateReq(t, req, "")
+	expectRejected(t, resp, ApplicationRefusal("yunikorn-team-b-autogen", "team-b"))
+	// unchanged: not checked (it was there before the policy, or a trusted requester put it there)
+	setEntry(object(req, "oldObject"), "Deployment", "labels", "applicationId", "yunikorn-team-b-autogen")
+	resp, _ = evaluateReq(t, req, "")
+	if !resp.Accepted {
+		t.Fatalf("%+v", resp)
+	}
+}
+
+func TestRule14_DuplicateOrNonStringSourcesAreBadInput(t *testing.T) {
+	payload := `{"request":{"uid":"1","kind":{"group":"","version":"v1","kind":"Pod"},"operation":"CREATE","namespace":"a",` +
+		`"userInfo":{"username":"bob"},"object":{"metadata":{"labels":{"applicationId":"x","applicationId":"yunikorn-b-autogen"}}}},"settings":{}}`
+	resp, _ := evaluateRaw(t, payload)
+	expectRejected(t, resp, `has the key "applicationId" more than once`)
+	resp, _ = evaluateRaw(t, strings.Replace(payload, `"applicationId":"x","applicationId":"yunikorn-b-autogen"`, `"applicationId":1`, 1))
+	expectRejected(t, resp, `["applicationId"] must be a string`)
+	resp, _ = evaluateRaw(t, strings.Replace(payload, `"namespace":"a",`, `"namespace":"a","namespace":"b",`, 1))
+	expectRejected(t, resp, "request.namespace occurs more than once")
+}
+
+func TestRule15_BuiltInKindsTaskGroupsNamingTheAnnotationAreRefused(t *testing.T) {
+	forged := `[{"name":"tg","minMember":2,"annotations":{"yunikorn.apache.org\/user.info":"{\"user\":\"alice\"}"}}]`
+	for _, fx := range []struct{ name, kind string }{{"pod-create-alice", "Pod"}, {"job-create-alice", "Job"}} {
+		req := fixture(t, fx.name)
+		setEntry(object(req, "object"), fx.kind, "annotations", TaskGroupsKey, forged)
+		for _, settings := range []string{"", rejectSettings} {
+			resp, _ := evaluateReq(t, req, settings)
+			expectRejected(t, resp, TaskGroupsRefusal)
+		}
+		setEntry(object(req, "object"), fx.kind, "annotations", TaskGroupsKey, `[{"name":"tg","minMember":2,"annotations":{"a":"b"}}]`)
+		if resp, _ := evaluateReq(t, req, ""); !resp.Accepted {
+			t.Fatalf("%s: %+v", fx.name, resp)
+		}
+	}
+	// on a Pod's UPDATE, a new value is checked, an unchanged one is not
+	req := fixture(t, "pod-update-status")
+	setEntry(object(req, "object"), "Pod", "annotations", TaskGroupsKey, forged)
+	resp, _ := evaluateReq(t, req, "")
+	expectRejected(t, resp, TaskGroupsRefusal)
+	setEntry(object(req, "oldObject"), "Pod", "annotations", TaskGroupsKey, forged)
+	resp, _ = evaluateReq(t, req, "")
+	expectAccepted(t, resp)
+	// the scheduler's placeholders, created by a trusted account, pass
+	req = fixture(t, "pod-create-replicaset-controller")
+	setEntry(object(req, "object"), "Pod", "annotations", TaskGroupsKey, forged)
+	if resp, _ := evaluateReq(t, req, ""); !resp.Accepted {
+		t.Fatalf("trusted: %+v", resp)
+	}
+}

@@ -1,0 +1,111 @@
+package policy
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
+
+// A declared kind's object may name thousands of maps (a Workflow of 16,000 templates): each is recorded
+// as a cref, a few words of offsets into the walked document, rather than as gjson Results, and the
+// Results the rules read are made again from the offsets when they are needed (no copy: views of the
+// document). Deciding such an object then costs memory, and collector work in a fresh instance, in
+// proportion to its targets and no more (docs/rules.md "Cost").
+
+// jspan is a JSON value of the walked document: its offset and length; at is -1 when absent.
+type jspan struct {
+	at, n int32
+	typ   uint8 // a gjson.Type
+}
+
+var absent = jspan{at: -1}
+
+func spanOf(v gjson.Result) jspan {
+	if !v.Exists() {
+		return absent
+	}
+	// A document reaches the module through its 4 GiB memory, and policy-server takes at most 2 MB: offsets
+	// and lengths fit in 31 bits.
+	return jspan{at: int32(v.Index), n: int32(len(v.Raw)), typ: uint8(v.Type)} //nolint:gosec // see above
+}
+
+func (s jspan) exists() bool { return s.at >= 0 }
+
+// result makes the value's gjson Result again: a view of doc, with the Index the walk gave it (and, for a
+// string, its unescaped text).
+func (s jspan) result(doc string) gjson.Result {
+	if s.at < 0 {
+		return gjson.Result{}
+	}
+	raw := doc[s.at : s.at+s.n]
+	r := gjson.Result{Type: gjson.Type(s.typ), Raw: raw, Index: int(s.at)}
+	if r.Type == gjson.String {
+		r.Str = stringValue(raw, strings.IndexByte(raw, '\\') >= 0)
+	}
+	return r
+}
+
+// cref is one target of a declared kind: the map (m) when it exists, with its annotation (value), or the
+// deepest object on the path that exists (holder) and the segments below it still missing (rest; rest[0]
+// is old in holder: absent or null).
+type cref struct {
+	key    string // the concrete path: spec.templates[3].metadata.annotations
+	holder jspan
+	old    jspan
+	m      jspan
+	value  jspan
+	rest   []segment // a view of the path's segments
+}
+
+// foundCompact records a target as a cref; found has made its key.
+func (w *walker) foundCompact(key string, holder gjson.Result, rest []segment, old, m gjson.Result) string {
+	ref := cref{key: key, holder: spanOf(holder), old: spanOf(old), m: spanOf(m), value: absent, rest: rest}
+	if m.Exists() {
+		ref.holder, ref.rest = ref.m, nil
+		if w.entry != "" {
+			value, dup := w.index.child(m, w.entry)
+			switch {
+			case dup:
+				return duplicateKey(w.at(), w.entry)
+			case value.Exists() && value.Type != gjson.String:
+				return w.at() + "[" + strconv.Quote(w.entry) + "] must be a string"
+			}
+			ref.value = spanOf(value)
+		}
+	}
+	if len(w.crefs) == cap(w.crefs) { // doubled: append grows a large slice by a quarter, copying it more often
+		w.crefs = slices.Grow(w.crefs, max(16, len(w.crefs)))
+	}
+	w.crefs = append(w.crefs, ref)
+	return ""
+}
+
+// position is where the map is in the document, or where it will be created.
+func (r *cref) position() int32 {
+	switch {
+	case r.m.exists():
+		return r.m.at
+	case r.old.exists():
+		return r.old.at
+	}
+	return r.holder.at
+}
+
+// compareRefs orders targets by place: position, then the names still to create.
+func compareRefs(a, b cref) int {
+	if pa, pb := a.position(), b.position(); pa != pb {
+		return int(pa - pb)
+	}
+	return slices.CompareFunc(a.rest, b.rest, func(x, y segment) int { return strings.Compare(x.name, y.name) })
+}
+
+// inDocumentOrder sorts targets by place and drops the second naming of a map: a map is identified by its
+// place in the object, not by the path that named it, so a map named by several paths (a wildcard path
+// and a path for one role) is one target, handled and stamped once. Each path's targets come in document
+// order already, so the sort has little to do.
+func inDocumentOrder(refs []cref) []cref {
+	slices.SortStableFunc(refs, compareRefs)
+	return slices.CompactFunc(refs, func(a, b cref) bool { return compareRefs(a, b) == 0 })
+}
