@@ -12,7 +12,7 @@ import (
 // as a cref, a few words of offsets into the walked document, rather than as gjson Results, and the
 // Results the rules read are made again from the offsets when they are needed (no copy: views of the
 // document). Deciding such an object then costs memory, and collector work in a fresh instance, in
-// proportion to its targets and no more (docs/rules.md "Cost").
+// proportion to its targets and no more (docs/rules.md "Custom-resource workloads (rules 11-13)", its Cost paragraph).
 
 // jspan is a JSON value of the walked document: its offset and length; at is -1 when absent.
 type jspan struct {

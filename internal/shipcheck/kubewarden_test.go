@@ -86,11 +86,11 @@ func subjectMatches(m subjectMatch, subject string) bool {
 	return strings.HasPrefix(subject, prefix)
 }
 
-// The README's verification config is docs/verification-config.yml (which the release checks the module
+// The verification config docs/operations.md shows is docs/verification-config.yml (which the release checks the module
 // it has just signed with), kwctl can read it, and it accepts what the release workflow signs for a tag and
 // nothing another workflow or a branch of the repository could sign. A `githubAction` constraint would
 // accept all of those.
-func TestReadme_VerificationConfigPinsTheReleaseWorkflowOnATag(t *testing.T) {
+func TestDocs_VerificationConfigPinsTheReleaseWorkflowOnATag(t *testing.T) {
 	file := readRepoFile(t, "docs/verification-config.yml")
 	var body []string
 	for _, line := range strings.Split(strings.TrimSpace(string(file)), "\n") {
@@ -100,8 +100,8 @@ func TestReadme_VerificationConfigPinsTheReleaseWorkflowOnATag(t *testing.T) {
 		body = append(body, line)
 	}
 	block := "```yaml\n# verification-config.yml\n" + strings.Join(body, "\n") + "\n```"
-	if !strings.Contains(string(readRepoFile(t, "README.md")), block) {
-		t.Errorf("README.md does not show docs/verification-config.yml as a yaml block:\n%s", block)
+	if !strings.Contains(string(readRepoFile(t, "docs/operations.md")), block) {
+		t.Errorf("docs/operations.md does not show docs/verification-config.yml as a yaml block:\n%s", block)
 	}
 	vs := readVerificationConfig(t, "docs/verification-config.yml", file)
 	if len(vs.AllOf) != 1 || vs.AnyOf != nil {
@@ -134,7 +134,7 @@ func TestReadme_VerificationConfigPinsTheReleaseWorkflowOnATag(t *testing.T) {
 }
 
 // A verification config kwctl would refuse, or one that pins less than it claims, fails the checks above.
-func TestReadme_VerificationConfigCheckRefusesWhatKwctlRefuses(t *testing.T) {
+func TestDocs_VerificationConfigCheckRefusesWhatKwctlRefuses(t *testing.T) {
 	for name, cfg := range map[string]string{
 		"a flattened subject (kwctl's old format)": "apiVersion: v1\nallOf:\n  - kind: genericIssuer\n    issuer: https://token.actions.githubusercontent.com\n    subjectUrlPrefix: https://github.com/o/r/\n",
 		"both equal and urlPrefix":                 "apiVersion: v1\nallOf:\n  - kind: genericIssuer\n    issuer: i\n    subject:\n      equal: a\n      urlPrefix: https://b/\n",
@@ -197,21 +197,21 @@ func TestDocs_StatementsAboutKubewardenHold(t *testing.T) {
 		{file: "docs/rules.md", section: "Bad input",
 			want: []string{"code 500", "inside an HTTP 200", "`failurePolicy` never"}, never: []string{"into an HTTP 500"}},
 		// Old and new ReplicaSets mount the same ConfigMap: a restarted old pod crash-loops on bad settings.
-		{file: "README.md", section: "A settings typo on a shared PolicyServer",
+		{file: "docs/operations.md", section: "A settings typo on a shared PolicyServer",
 			want:  []string{"only until an old pod restarts", "same ConfigMap", "crash-loops", "spec.minAvailable"},
 			never: []string{"Nothing is left unprotected"}},
 		// spec.policyServer is immutable; the PolicyServer's image is copied from the default one.
-		{file: "README.md", section: "A dedicated PolicyServer", want: []string{"immutable", "under another name"}},
-		{file: "README.md", section: "Verifying the signature",
+		{file: "docs/operations.md", section: "A dedicated PolicyServer", want: []string{"immutable", "under another name"}},
+		{file: "docs/operations.md", section: "Verifying the signature",
 			want:  []string{"kubectl get policyserver default -o jsonpath='{.spec.image}'", "minAvailable: 1"},
 			never: []string{"ghcr.io/kubewarden/policy-server:", "ghcr.io/kubewarden/adm-controller/policy-server:"}},
 		// The emergency delete blocks on the finalizer while the controller is down.
-		{file: "README.md", section: "Emergency disable", want: []string{"--wait=false", "finalizer"}},
-		{file: "README.md", section: "What an operator should set",
+		{file: "docs/operations.md", section: "Emergency disable", want: []string{"--wait=false", "finalizer"}},
+		{file: "docs/reliability.md", section: "What an operator should set",
 			want: []string{"spec.timeoutEvalSeconds", "matchExpressions", "drops its `matchLabels`", "minAvailable: 1"}},
 		{file: "README.md", section: "Limitations", want: []string{"2 MB", "`oldObject`", "warnings still reach the user"}},
 		// bench/wasmtime approximates policy-server; the README says how.
-		{file: "README.md", section: "On wasmtime, and over the requester's groups",
+		{file: "docs/performance.md", section: "On wasmtime, and over the requester's groups",
 			want: []string{"approximation", "wasmtime-go\nv" + wasmtimeGoMajor(t), "`InstancePre`"}},
 		// The versions the runtime notes were checked against.
 		{file: "docs/runtime.md",

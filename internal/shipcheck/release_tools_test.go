@@ -70,7 +70,7 @@ func TestRelease_RehearsalUsesTheReleasedToolVersions(t *testing.T) {
 }
 
 // Nothing is published until the e2e suite has passed on the annotated module (kwctl annotate re-encodes
-// the whole module), and the module pushed is then verified with the README's verification config and run
+// the whole module), and the module pushed is then verified with docs/verification-config.yml and run
 // by its digest.
 func TestRelease_PublishingIsGatedOnTheAnnotatedModule(t *testing.T) {
 	job := loadWorkflow(t, "release.yml").Jobs["release"]
