@@ -97,7 +97,8 @@ func digestOf(b []byte) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
-func do(req *http.Request, want ...int) (*http.Response, []byte, error) {
+// do sends req and returns the answer's headers and body when its status is one of want.
+func do(req *http.Request, want ...int) (http.Header, []byte, error) {
 	resp, err := client.Do(req)
 	if err != nil {
 		return nil, nil, err
@@ -109,7 +110,7 @@ func do(req *http.Request, want ...int) (*http.Response, []byte, error) {
 	}
 	for _, w := range want {
 		if resp.StatusCode == w {
-			return resp, body, nil
+			return resp.Header, body, nil
 		}
 	}
 	return nil, nil, fmt.Errorf("%s %s: %s: %s", req.Method, req.URL, resp.Status, bytes.TrimSpace(body))
@@ -118,19 +119,16 @@ func do(req *http.Request, want ...int) (*http.Response, []byte, error) {
 // pushBlob uploads b in one request (POST then PUT ?digest=), unless the registry has it already.
 func pushBlob(r reference, b []byte) (string, error) {
 	d := digestOf(b)
-	head, _ := http.NewRequest(http.MethodHead, r.url("/blobs/"+d), nil)
-	if resp, err := client.Do(head); err == nil {
-		resp.Body.Close()
-		if resp.StatusCode == http.StatusOK {
-			return d, nil
-		}
+	head, _ := http.NewRequest(http.MethodHead, r.url("/blobs/"+d), http.NoBody)
+	if _, _, err := do(head, http.StatusOK); err == nil {
+		return d, nil
 	}
-	post, _ := http.NewRequest(http.MethodPost, r.url("/blobs/uploads/"), nil)
-	resp, _, err := do(post, http.StatusAccepted)
+	post, _ := http.NewRequest(http.MethodPost, r.url("/blobs/uploads/"), http.NoBody)
+	header, _, err := do(post, http.StatusAccepted)
 	if err != nil {
 		return "", err
 	}
-	loc := resp.Header.Get("Location")
+	loc := header.Get("Location")
 	if loc == "" {
 		return "", errors.New("the registry gave no upload location")
 	}
@@ -221,12 +219,12 @@ func push(module, target, metadataPath string) error {
 	}
 	req, _ := http.NewRequest(http.MethodPut, r.url("/manifests/"+r.tag), bytes.NewReader(body))
 	req.Header.Set("Content-Type", manifestMediaType)
-	resp, _, err := do(req, http.StatusCreated)
+	header, _, err := do(req, http.StatusCreated)
 	if err != nil {
 		return err
 	}
 	d := digestOf(body)
-	if got := resp.Header.Get("Docker-Content-Digest"); got != "" && got != d {
+	if got := header.Get("Docker-Content-Digest"); got != "" && got != d {
 		return fmt.Errorf("the registry stored the manifest as %s, want %s", got, d)
 	}
 	// kwctl push -o json prints the same immutable reference.
@@ -235,7 +233,7 @@ func push(module, target, metadataPath string) error {
 }
 
 func getManifest(r reference) ([]byte, manifest, error) {
-	req, _ := http.NewRequest(http.MethodGet, r.url("/manifests/"+r.ref()), nil)
+	req, _ := http.NewRequest(http.MethodGet, r.url("/manifests/"+r.ref()), http.NoBody)
 	req.Header.Set("Accept", manifestMediaType)
 	_, body, err := do(req, http.StatusOK)
 	if err != nil {
@@ -252,7 +250,7 @@ func getManifest(r reference) ([]byte, manifest, error) {
 }
 
 func getBlob(r reference, d descriptor) ([]byte, error) {
-	req, _ := http.NewRequest(http.MethodGet, r.url("/blobs/"+d.Digest), nil)
+	req, _ := http.NewRequest(http.MethodGet, r.url("/blobs/"+d.Digest), http.NoBody)
 	_, body, err := do(req, http.StatusOK)
 	if err != nil {
 		return nil, err
@@ -287,7 +285,7 @@ func pull(source, out string) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(out, wasm, 0o644)
+	return os.WriteFile(out, wasm, 0o600)
 }
 
 func main() {
