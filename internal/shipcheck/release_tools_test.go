@@ -1,6 +1,7 @@
 package shipcheck
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -160,4 +161,45 @@ func readFile(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return data
+}
+
+// When the module proxy refuses a tool, the rehearsal is skipped loudly on a developer's machine (exit 3,
+// which make release-rehearsal turns into a pass with the banner), and fails in CI or with REQUIRE_RELEASE=1.
+func TestRelease_RehearsalSkipsLoudlyOnAProxyRefusal(t *testing.T) {
+	bin := t.TempDir()
+	// A go that answers every download as a refusing proxy does.
+	writeFile(t, bin, "go", "#!/bin/sh\necho '{\"Error\": \"reading https://proxy.golang.org/x/@v/v1.0.0.info: 403 Forbidden\"}'\nexit 1\n")
+	if err := os.Chmod(filepath.Join(bin, "go"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tools := t.TempDir()
+	env := []string{"PATH=" + bin + ":" + os.Getenv("PATH"), "RELEASE_TOOLS=" + tools,
+		"DISTRIBUTION_VERSION=v3.0.0", "COSIGN_VERSION=v3.1.3", "SYFT_VERSION=v1.28.0"}
+	tests := []struct {
+		name     string
+		env      []string
+		wantExit int
+	}{
+		{"on a developer's machine", []string{"CI=", "REQUIRE_RELEASE="}, 3},
+		{"in CI", []string{"CI=true", "REQUIRE_RELEASE="}, 1},
+		{"with REQUIRE_RELEASE=1", []string{"CI=", "REQUIRE_RELEASE=1"}, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := runScript(t, repoPath("."), append(env, tc.env...), "test/release/tools.sh")
+			code := 0
+			var exit *exec.ExitError
+			if errors.As(err, &exit) {
+				code = exit.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if code != tc.wantExit {
+				t.Errorf("tools.sh exited %d, want %d:\n%s", code, tc.wantExit, out)
+			}
+			if !strings.Contains(out, "RELEASE REHEARSAL SKIPPED") || !strings.Contains(out, "403 Forbidden") {
+				t.Errorf("no banner naming the refusal:\n%s", out)
+			}
+		})
+	}
 }
