@@ -83,8 +83,8 @@ $(KWHOST): $(HOST_SOURCES)
 host: $(KWHOST) ## build the local policy host (build/kwhost: kwctl run / demo)
 
 .PHONY: demo
-demo: policy.wasm $(KWHOST) ## run the policy on every request in testdata/requests and show the decisions
-	@$(KWHOST) demo policy.wasm testdata/requests/*.json
+demo: policy.wasm $(KWHOST) ## a tour: each scenario of testdata/tour.json with the settings it needs, what it shows, and a table of outcomes
+	@$(KWHOST) tour policy.wasm testdata/tour.json
 
 .PHONY: test
 # Each stage runs on its own, in this order, and the run ends with a table of stages and their times.

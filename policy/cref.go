@@ -51,17 +51,27 @@ func (s jspan) result(doc string) gjson.Result {
 // deepest object on the path that exists (holder) and the segments below it still missing (rest; rest[0]
 // is old in holder: absent or null).
 type cref struct {
-	key    string // the concrete path: spec.templates[3].metadata.annotations
-	holder jspan
-	old    jspan
-	m      jspan
-	value  jspan
-	rest   []segment // a view of the path's segments
+	// keyAt and keyLen place the concrete path (spec.templates[3].metadata.annotations) in the walker's
+	// keys. A cref holds no pointer into a large object: TinyGo's collector finds the start of the object
+	// an interior pointer points into by stepping back one block at a time, so 16,000 keys that were
+	// pieces of one string cost it 16,000 walks of up to the string's length at every collection.
+	keyAt, keyLen int32
+	holder        jspan
+	old           jspan
+	m             jspan
+	value         jspan
+	rest          []segment // a view of the path's segments
 }
 
-// foundCompact records a target as a cref; found has made its key.
-func (w *walker) foundCompact(key string, holder gjson.Result, rest []segment, old, m gjson.Result) string {
-	ref := cref{key: key, holder: spanOf(holder), old: spanOf(old), m: spanOf(m), value: absent, rest: rest}
+// foundCompact records a target as a cref, its key in w.keys.
+func (w *walker) foundCompact(p *annotationPath, holder gjson.Result, rest []segment, old, m gjson.Result) string {
+	ref := cref{keyAt: int32(len(w.keys)), holder: spanOf(holder), old: spanOf(old), m: spanOf(m), value: absent, rest: rest} //nolint:gosec // offsets fit: see spanOf
+	if p.plain != "" {
+		w.keys = append(w.keys, p.plain...)
+	} else {
+		w.keys = w.appendTrail(w.keys)
+	}
+	ref.keyLen = int32(len(w.keys)) - ref.keyAt //nolint:gosec // as above
 	if m.Exists() {
 		ref.holder, ref.rest = ref.m, nil
 		if w.entry != "" {

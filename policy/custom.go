@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"bytes"
 	"strconv"
 	"strings"
 
@@ -16,7 +17,15 @@ import (
 type maps struct {
 	doc            string // the object's JSON text: every cref is an offset into it
 	targets, guard []cref
+	// keys and guardKeys hold the crefs' concrete paths (cref.keyAt).
+	keys, guardKeys []byte
 }
+
+// key is a target's concrete path, for a message.
+func (m *maps) key(t *cref) string { return string(m.keys[t.keyAt : t.keyAt+t.keyLen]) }
+
+// guardKey is a guard map's concrete path, for a message.
+func (m *maps) guardKey(g *cref) string { return string(m.guardKeys[g.keyAt : g.keyAt+g.keyLen]) }
 
 // customMaps walks every annotation path and every guard path of the declared kind over an object.
 func (e *evaluation) customMaps(object gjson.Result, field string) (maps, string) {
@@ -37,7 +46,7 @@ func (e *evaluation) customMaps(object gjson.Result, field string) (maps, string
 			return maps{}, problem
 		}
 	}
-	return maps{doc: object.Raw, targets: inDocumentOrder(w.crefs), guard: inDocumentOrder(g.crefs)}, ""
+	return maps{doc: object.Raw, targets: inDocumentOrder(w.crefs), guard: inDocumentOrder(g.crefs), keys: w.keys, guardKeys: g.keys}, ""
 }
 
 // createCustom applies rule 11 (and rule 13 on CREATE).
@@ -67,11 +76,11 @@ func (e *evaluation) createCustom() decision {
 	for i := range now.targets {
 		t := &now.targets[i]
 		if !trusted {
-			if d, refused := e.checkTargetKeys(now.doc, t, "", nil); refused {
+			if d, refused := e.checkTargetKeys(&now, t, nil, nil); refused {
 				return d
 			}
 		}
-		if d, refused := c.asOnCreate(t, t.value.result(now.doc), trusted); refused {
+		if d, refused := c.asOnCreate(&now, t, t.value.result(now.doc), trusted); refused {
 			return d
 		}
 	}
@@ -83,7 +92,7 @@ func (e *evaluation) checkValues(m *maps) (decision, bool) {
 	for i := range m.targets {
 		if t := &m.targets[i]; t.value.exists() {
 			if problem := CheckSuppliedValue(t.value.result(m.doc).Str); problem != "" {
-				return e.invalidValueIn(t.key, problem), true
+				return e.invalidValueIn(m.key(t), problem), true
 			}
 		}
 	}
@@ -109,14 +118,14 @@ func (e *evaluation) updateCustom() decision {
 			return d
 		}
 	}
-	pairs := pairing{was: was.targets}
+	pairs := pairing{was: was.targets, wasKeys: was.keys, nowKeys: now.keys}
 	c := e.customChange(len(now.targets))
 	for i := range now.targets {
 		t := &now.targets[i]
 		value := t.value.result(now.doc)
-		before, paired := pairs.find(i, t.key)
+		before, paired := pairs.find(i, t)
 		if !trusted {
-			if d, refused := e.checkTargetKeys(now.doc, t, was.doc, before); refused {
+			if d, refused := e.checkTargetKeys(&now, t, &was, before); refused {
 				return d
 			}
 		}
@@ -126,20 +135,20 @@ func (e *evaluation) updateCustom() decision {
 		}
 		switch {
 		case !paired: // a new element: as on CREATE
-			if d, refused := c.asOnCreate(t, value, trusted); refused {
+			if d, refused := c.asOnCreate(&now, t, value, trusted); refused {
 				return d
 			}
 		case sameEntry(beforeValue, value): // unchanged
 		case trusted: // rule 7
 			if value.Exists() {
 				if problem := CheckSuppliedValue(value.Str); problem != "" {
-					return e.invalidValueIn(t.key, problem)
+					return e.invalidValueIn(now.key(t), problem)
 				}
 			}
 		case e.settings.OnUntrustedAnnotation == ModeReject: // rule 8
-			e.warn("refused a change of " + AnnotationKey + " in " + t.key + " (rule 12)")
+			e.warn("refused a change of " + AnnotationKey + " in " + now.key(t) + " (rule 12)")
 			return reject(e.describeRequester() + " is not allowed to change the " + AnnotationKey + " annotation in " +
-				t.key + " of this " + e.kind.name + ": leave it as it was")
+				now.key(t) + " of this " + e.kind.name + ": leave it as it was")
 		case beforeValue.Exists(): // rule 8: restored
 			c.edits.set(t, texts(nil, beforeValue.Raw))
 			c.restored++
@@ -154,21 +163,24 @@ func (e *evaluation) updateCustom() decision {
 // pairing finds a target's pair in the old object by its concrete path. Most updates keep the object's
 // shape, so the target at the same position is tried first; the first miss indexes the old targets.
 type pairing struct {
-	was   []cref
-	byKey map[string]*cref
+	was              []cref
+	wasKeys, nowKeys []byte
+	byKey            map[string]*cref
 }
 
-func (p *pairing) find(i int, key string) (*cref, bool) {
+func (p *pairing) find(i int, t *cref) (*cref, bool) {
+	key := p.nowKeys[t.keyAt : t.keyAt+t.keyLen]
 	if p.byKey == nil {
-		if i < len(p.was) && p.was[i].key == key {
+		if i < len(p.was) && bytes.Equal(p.wasKeys[p.was[i].keyAt:p.was[i].keyAt+p.was[i].keyLen], key) {
 			return &p.was[i], true
 		}
 		p.byKey = make(map[string]*cref, len(p.was))
 		for j := range p.was {
-			p.byKey[p.was[j].key] = &p.was[j]
+			w := &p.was[j]
+			p.byKey[string(p.wasKeys[w.keyAt:w.keyAt+w.keyLen])] = w
 		}
 	}
-	before, paired := p.byKey[key]
+	before, paired := p.byKey[string(key)]
 	return before, paired
 }
 
@@ -199,20 +211,20 @@ func (c *customChange) isStamp(value string) bool {
 // asOnCreate applies rules 1 and 3 to one target (value is its annotation): a trusted requester's value is
 // validated and kept, a target without a value is stamped, an untrusted value is replaced (or the request
 // rejected).
-func (c *customChange) asOnCreate(t *cref, value gjson.Result, trusted bool) (decision, bool) {
+func (c *customChange) asOnCreate(m *maps, t *cref, value gjson.Result, trusted bool) (decision, bool) {
 	e := c.e
 	switch {
 	case !value.Exists(): // rule 3
 		c.edits.set(t, c.stampJSON)
 	case trusted:
 		if problem := CheckSuppliedValue(value.Str); problem != "" {
-			return e.invalidValueIn(t.key, problem), true
+			return e.invalidValueIn(m.key(t), problem), true
 		}
 	case c.isStamp(value.Str): // the requester's own identity: nothing forged, nothing to change
 	case e.settings.OnUntrustedAnnotation == ModeReject:
-		e.warn("refused an untrusted " + AnnotationKey + " value in " + t.key + " (rule 11)")
+		e.warn("refused an untrusted " + AnnotationKey + " value in " + m.key(t) + " (rule 11)")
 		return reject(e.describeRequester() + " is not allowed to set the " + AnnotationKey + " annotation (in " +
-			t.key + "): remove it and the policy records the requester's identity itself"), true
+			m.key(t) + "): remove it and the policy records the requester's identity itself"), true
 	default:
 		c.edits.set(t, c.stampJSON)
 		c.replaced++
@@ -268,16 +280,18 @@ func customWarning(replaced, restored int) string {
 // arguments) changes what it becomes. A leaf whose key ends with the task-groups annotation is read as
 // task groups (rule 15). Old members are looked up in a map, so the check is linear in the leaves.
 func (e *evaluation) guard(now, was *maps) (decision, bool) {
-	var oldByKey map[string]gjson.Result
-	if was != nil && len(was.guard) > 0 {
-		oldByKey = make(map[string]gjson.Result, len(was.guard))
-		for i := range was.guard {
-			oldByKey[was.guard[i].key] = was.guard[i].m.result(was.doc)
-		}
+	var pairs pairing
+	if was != nil {
+		pairs = pairing{was: was.guard, wasKeys: was.guardKeys, nowKeys: now.guardKeys}
 	}
 	for i := range now.guard {
 		g := &now.guard[i]
-		before := membersOf(e.req.index, oldByKey[g.key])
+		var before map[string]gjson.Result
+		if was != nil {
+			if old, paired := pairs.find(i, g); paired {
+				before = membersOf(e.req.index, old.m.result(was.doc))
+			}
+		}
 		var refusal string
 		e.req.index.forEach(g.m.result(now.doc), func(key, value gjson.Result) bool {
 			changed := -1 // unknown until a leaf needs it
@@ -285,12 +299,12 @@ func (e *evaluation) guard(now, was *maps) (decision, bool) {
 				var why string
 				switch {
 				case strings.Contains(l.key, "{{"):
-					refusal = TemplateKeyRefusal(g.key, l.key)
+					refusal = TemplateKeyRefusal(now.guardKey(g), l.key)
 					return false
 				case l.isString && strings.HasSuffix(l.key, TaskGroupsKey) && namesAnnotation(l.text):
 					why = TaskGroupsRefusal
 				case strings.Contains(l.key, AnnotationKey) || l.isString && strings.Contains(l.text, AnnotationKey):
-					why = GuardRefusal(g.key, l.key)
+					why = GuardRefusal(now.guardKey(g), l.key)
 				default:
 					return true
 				}
@@ -308,7 +322,7 @@ func (e *evaluation) guard(now, was *maps) (decision, bool) {
 			return refusal == ""
 		})
 		if refusal != "" {
-			e.warn("refused a guard map entry in " + g.key + " (rules 13 and 15)")
+			e.warn("refused a guard map entry in " + now.guardKey(g) + " (rules 13 and 15)")
 			return reject(refusal), true
 		}
 	}
@@ -359,20 +373,20 @@ func InvalidKeyRefusal(path, key string) string {
 // to one target (old is its pair on UPDATE, or nil): every key must be a valid annotation key (Argo
 // substitutes "{{...}}" in keys, so an invalid key may become the annotation), and a task-groups value
 // that is new or changed may not name the annotation.
-func (e *evaluation) checkTargetKeys(doc string, t *cref, oldDoc string, old *cref) (decision, bool) {
-	m := t.m.result(doc)
+func (e *evaluation) checkTargetKeys(now *maps, t *cref, was *maps, old *cref) (decision, bool) {
+	m := t.m.result(now.doc)
 	if !m.IsObject() {
 		return decision{}, false
 	}
 	var oldMap gjson.Result
 	if old != nil {
-		oldMap = old.m.result(oldDoc)
+		oldMap = old.m.result(was.doc)
 	}
 	var refusal string
 	e.req.index.forEach(m, func(key, value gjson.Result) bool {
 		switch {
 		case labelKeyProblem(strings.ToLower(key.Str)) != "": // the API server's check of annotation keys
-			refusal = InvalidKeyRefusal(t.key, key.Str)
+			refusal = InvalidKeyRefusal(now.key(t), key.Str)
 		case key.Str == TaskGroupsKey && value.Type == gjson.String && namesAnnotation(value.Str):
 			refusal = TaskGroupsRefusal
 			if oldMap.IsObject() {
@@ -384,7 +398,7 @@ func (e *evaluation) checkTargetKeys(doc string, t *cref, oldDoc string, old *cr
 		return refusal == ""
 	})
 	if refusal != "" {
-		e.warn("refused a key of " + t.key + " (custom-resource target keys, rule 15)")
+		e.warn("refused a key of " + now.key(t) + " (custom-resource target keys, rule 15)")
 		return reject(refusal), true
 	}
 	return decision{}, false

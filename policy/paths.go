@@ -189,6 +189,9 @@ type walker struct {
 	// grow only a little with every target.
 	compact bool
 	crefs   []cref
+	// keys holds the crefs' concrete paths one after the other (keysOf makes them strings, all at once):
+	// one buffer, not one allocation per target.
+	keys []byte
 	// The concrete path so far: for a path with wildcards, pieces joined by "" (".", "name", "[3]",
 	// "[\"Worker\"]"); for a plain one (every built-in kind), the first depth segments of path, so that the
 	// walk allocates nothing for messages it does not write.
@@ -225,6 +228,23 @@ func (w *walker) at() string {
 type trailPiece struct {
 	text  string
 	index int
+}
+
+// appendTrail appends the concrete path so far to dst, without its leading '.'.
+func (w *walker) appendTrail(dst []byte) []byte {
+	start := len(dst)
+	for _, p := range w.trail {
+		if p.index < 0 {
+			dst = append(dst, p.text...)
+			continue
+		}
+		dst = strconv.AppendInt(append(dst, '['), int64(p.index), 10)
+		dst = append(dst, ']')
+	}
+	if len(dst) > start && dst[start] == '.' {
+		dst = append(dst[:start], dst[start+1:]...)
+	}
+	return dst
 }
 
 // trailString writes the concrete path so far, in one allocation.
@@ -414,12 +434,12 @@ func (w *walker) each(v gjson.Result, p *annotationPath, i int, wild string) str
 
 // found records a map: m (an object) when it exists; otherwise holder, rest and old say what to create.
 func (w *walker) found(p *annotationPath, anchor, parent, holder gjson.Result, rest []segment, old, m gjson.Result) string {
+	if w.compact {
+		return w.foundCompact(p, holder, rest, old, m)
+	}
 	key := p.plain
 	if key == "" {
 		key = w.trailString()[1:]
-	}
-	if w.compact {
-		return w.foundCompact(key, holder, rest, old, m)
 	}
 	ref := mapRef{key: key, anchor: anchor, parent: parent, holder: holder, rest: rest, old: old, m: m}
 	if m.Exists() {

@@ -429,8 +429,10 @@ type sharedText struct {
 // directly; only changes that meet below the same object are merged through a tree.
 type group struct {
 	obj, old jspan // old is absent for an insertion
-	first    *setOp
-	t        *tree
+	// first is the number of the group's first set: an index, not a pointer, because a pointer into the
+	// middle of the large sets array costs TinyGo's collector a walk back to the array's start (cref).
+	first int
+	t     *tree
 }
 
 // groups gathers the sets into groups. The sets come in document order (the targets are sorted by
@@ -442,18 +444,19 @@ func (e *edits) groups() ([]group, string) {
 	for i := range e.sets {
 		s := &e.sets[i]
 		if n := len(groups); n == 0 || groups[n-1].obj.at != s.obj.at || groups[n-1].old.at != s.old.at {
-			groups = append(groups, group{obj: s.obj, old: s.old, first: s})
+			groups = append(groups, group{obj: s.obj, old: s.old, first: i})
 			continue
 		}
 		g := &groups[len(groups)-1]
-		if len(s.below()) == 0 || len(g.first.below()) == 0 {
+		first := &e.sets[g.first]
+		if len(s.below()) == 0 || len(first.below()) == 0 {
 			// Two changes of one value: walker names each map once, so this is not reached; were it,
 			// the answer is bad input, never a trap.
 			return nil, overlappingChanges
 		}
 		if g.t == nil {
 			g.t = &tree{}
-			g.t.add(g.first.below(), g.first.value)
+			g.t.add(first.below(), first.value)
 		}
 		g.t.add(s.below(), s.value)
 	}
@@ -517,7 +520,7 @@ func (e *edits) result() (edit, string) {
 		comma := insert && e.index.hasMembers(g.obj.result(e.doc))
 		var parts []part
 		if g.t == nil {
-			parts = shared.of(g.first, insert, comma)
+			parts = shared.of(&e.sets[g.first], insert, comma)
 		} else {
 			parts = g.text(insert, comma)
 		}

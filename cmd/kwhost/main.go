@@ -40,6 +40,7 @@ const usage = `usage:
              [--strict] [--payload policy-server|raw] [--policy-timeout 2s] [file://]policy.wasm
   kwhost demo [--settings-json JSON | --settings-path|-s FILE] [--strict] [--payload policy-server|raw]
               policy.wasm REQUEST.json...
+  kwhost tour [--payload policy-server|raw] policy.wasm TOUR.json
   kwhost serve --policy policy.wasm [--settings-json JSON | --settings-path|-s FILE]
                --cert-file F --key-file F [--listen 127.0.0.1:9443] [--record FILE]
                [--policy-timeout 2s] [--payload policy-server|raw] [--log-level info]
@@ -50,6 +51,8 @@ run   evaluates one request like ` + "`kwctl run`" + `: one line of AdmissionRes
       (FILE "-" reads stdin; an AdmissionReview or a bare AdmissionRequest), the policy's logs on
       stderr. Local modules only: OCI pulls and policy CR files are kwctl's.
 demo  evaluates each request and prints a readable summary of the decision and the patch.
+tour  runs the scenarios of a tour file (testdata/tour.json: request, settings, what it shows, the
+      outcome expected), each with its settings, and ends with a table of expected and got outcomes.
 serve answers admission.k8s.io/v1 AdmissionReviews over HTTPS as a mutating webhook (a test host,
       not a production server) until SIGINT or SIGTERM: one line per request on stderr (plus the
       policy's logs at --log-level and above), and with --record one JSON line per request
@@ -99,6 +102,8 @@ func kwhost(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runCommand(args[1:], stdin, stdout, stderr)
 	case "demo":
 		return demoCommand(args[1:], stdout, stderr)
+	case "tour":
+		return tourCommand(args[1:], stdout, stderr)
 	case "serve":
 		return serveCommand(args[1:], stderr)
 	case "preflight":

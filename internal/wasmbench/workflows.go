@@ -1,0 +1,97 @@
+package wasmbench
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Custom resources with many targets (docs/rules.md, the Cost paragraph of "Custom-resource workloads
+// (rules 11-13)"): deciding one must cost within ten times a Pod of the same bytes. Each workflow
+// scenario is measured beside such a Pod, taking turns with it.
+
+// workflowCases are the objects the rule names: a Workflow of 16,000 empty templates, one of 800
+// ordinary templates with kubectl's last-applied copy, and the controller's status write to a Workflow
+// of 6,000 stamped templates (trusted, both objects read).
+var workflowCases = []struct {
+	name, template, operation, username string
+	templates                           int
+	lastApplied                         bool
+}{
+	{"wf-16k-empty", `{}`, "CREATE", "bob", 16000, false},
+	{"wf-800-applied", ordinaryTemplate, "CREATE", "bob", 800, true},
+	{"wf-6k-status", `{"name":"t","metadata":{"annotations":{"yunikorn.apache.org/user.info":"{\"user\":\"bob\"}"}}}`,
+		"UPDATE", "system:serviceaccount:argo:argo", 6000, false},
+}
+
+const ordinaryTemplate = `{"name":"step","metadata":{"labels":{"app":"x"}},"container":{"image":"registry.example.com/team/app:1.4.2",` +
+	`"command":["/bin/app"],"args":["--input","{{inputs.parameters.x}}","--verbose"],"resources":{"requests":{"cpu":"250m","memory":"128Mi"}},` +
+	`"env":[{"name":"MODE","value":"production"},{"name":"LEVEL","value":"info"}]},"inputs":{"parameters":[{"name":"x"}]}}`
+
+// workflowScenarios builds each case with the Argo example's settings, and a Pod of the same bytes.
+func workflowScenarios(dir string, pod []byte, wrap func([]byte, string) []byte) ([]scenario, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "..", "settings", "argo-workflows.json"))
+	if err != nil {
+		return nil, err
+	}
+	var settings bytes.Buffer
+	if err := json.Compact(&settings, data); err != nil {
+		return nil, err
+	}
+	var out []scenario
+	for _, c := range workflowCases {
+		payload := wrap(workflowRequest(c.templates, c.template, c.operation, c.username, c.lastApplied), settings.String())
+		same, err := growPod(pod, len(payload))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, scenario{name: c.name, payload: payload},
+			scenario{name: "pod-as-" + c.name, payload: wrap(same, `{}`), request: same, withPrevious: true})
+	}
+	return out, nil
+}
+
+func workflowRequest(templates int, template, operation, username string, lastApplied bool) []byte {
+	var b strings.Builder
+	b.WriteString(`{"spec":{"entrypoint":"main","templates":[`)
+	for i := range templates {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(template)
+	}
+	b.WriteString(`]}}`)
+	object := b.String()
+	if lastApplied {
+		copyJSON, _ := json.Marshal(object)
+		object = `{"metadata":{"name":"wf","annotations":{"kubectl.kubernetes.io/last-applied-configuration":` + string(copyJSON) + `}},` + object[1:]
+	}
+	req := `{"uid":"1","kind":{"group":"argoproj.io","version":"v1alpha1","kind":"Workflow"},` +
+		`"resource":{"group":"argoproj.io","version":"v1alpha1","resource":"workflows"},"namespace":"team-a","operation":"` + operation +
+		`","userInfo":{"username":"` + username + `","groups":["system:authenticated"]},"object":` + object
+	if operation == "UPDATE" {
+		req += `,"oldObject":` + object
+	}
+	return []byte(req + `}`)
+}
+
+// workflowCost prints each workflow beside its Pod of the same bytes, with the memory of a fresh
+// instance, and returns the worst ratio.
+func workflowCost(results map[string]result) float64 {
+	fmt.Printf("\ncustom resources with many targets (policy p50 vs a Pod of the same bytes; guest memory of a fresh instance):\n")
+	worst := 0.0
+	for _, c := range workflowCases {
+		w, p := results[c.name], results["pod-as-"+c.name]
+		if w.p50 == 0 || p.p50 == 0 {
+			continue
+		}
+		worst = math.Max(worst, ratio(w.p50, p.p50))
+		fmt.Printf("  %-16s %10s %7.2f MB   same-size Pod %10s %7.2f MB   %.1fx\n", c.name, us(w.p50), mb(w.memory),
+			us(p.p50), mb(p.memory), ratio(w.p50, p.p50))
+	}
+	return worst
+}
