@@ -119,7 +119,7 @@ ref=$(timeout 60 "$OCIWASM" push -metadata metadata.yml "$POLICY" "$tag")
 ok "pushed $tag as $ref"
 digest=${ref#*@}
 timeout 30 "$OCIWASM" manifest "$ref" > "$RUN/manifest.json"
-jq -e '.schemaVersion == 2 and .mediaType == "application/vnd.oci.image.manifest.v1+json"
+jq -e '.schemaVersion == 2 and (has("mediaType") | not)
   and .config.mediaType == "application/vnd.wasm.config.v1+json" and .config.size == 2
   and (.layers | length) == 1 and .layers[0].mediaType == "application/vnd.wasm.content.layer.v1+wasm"' \
   "$RUN/manifest.json" > /dev/null || fail "the manifest is not what kwctl push writes: $(cat "$RUN/manifest.json")"

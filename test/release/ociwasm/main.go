@@ -8,7 +8,9 @@
 // application/vnd.wasm.content.layer.v1+wasm, in an OCI image manifest whose annotations are the module's
 // metadata annotations (kwctl reads them from the annotated module; here from metadata.yml): those whose
 // value is one line, trimmed, plus org.opencontainers.image.source from io.kubewarden.policy.source
-// (crates/kwctl src/push.rs, build_oci_annotations, at 1.36.0-beta.1).
+// (crates/kwctl src/push.rs, build_oci_annotations, at 1.36.0-beta.1). Compared with what kwctl 1.36.0-beta.1
+// pushed to the same registry: the same manifest, but for io.kubewarden.kwctl, which kwctl annotate adds to
+// the module's metadata and metadata.yml does not hold.
 //
 //	ociwasm push -metadata metadata.yml MODULE HOST:PORT/REPO:TAG   prints HOST:PORT/REPO@sha256:...
 //	ociwasm pull -o FILE HOST:PORT/REPO(:TAG|@DIGEST)              writes the module, checks every digest
@@ -48,7 +50,7 @@ type descriptor struct {
 
 type manifest struct {
 	SchemaVersion int               `json:"schemaVersion"`
-	MediaType     string            `json:"mediaType"`
+	MediaType     string            `json:"mediaType,omitempty"`
 	Config        descriptor        `json:"config"`
 	Layers        []descriptor      `json:"layers"`
 	Annotations   map[string]string `json:"annotations,omitempty"`
@@ -206,9 +208,9 @@ func push(module, target, metadataPath string) error {
 	if err != nil {
 		return err
 	}
+	// No mediaType member: kwctl's client (oci-client) leaves it out and names it in the Content-Type.
 	m := manifest{
 		SchemaVersion: 2,
-		MediaType:     manifestMediaType,
 		Config:        descriptor{MediaType: configMediaType, Digest: configDigest, Size: int64(len(config))},
 		Layers:        []descriptor{{MediaType: layerMediaType, Digest: layerDigest, Size: int64(len(wasm))}},
 		Annotations:   annotations,
