@@ -26,12 +26,6 @@ const (
 	generatedIDMax    = 63
 )
 
-// ApplicationRefusal is rule 14's message; namespace is what the ID shows of it.
-func ApplicationRefusal(id, namespace string) string {
-	return "application ID " + id + " is the generated application of namespace " + namespace +
-		": a pod may join it only from that namespace"
-}
-
 // podIdentity is what rules 14 and 15 read from target metadata.
 type podIdentity struct {
 	appID      string       // the first non-empty source; "" when none

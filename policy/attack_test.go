@@ -94,7 +94,7 @@ func keptAsIs(t *testing.T, _ map[string]any, resp response) {
 }
 
 const (
-	cannotChange  = "the yunikorn.apache.org/user.info annotation cannot be changed once the pod exists"
+	cannotChange  = Rule5Refusal
 	bobMaySet     = "user bob with groups [qa,system:authenticated] is not allowed to set the yunikorn.apache.org/user.info annotation"
 	bobMayChange  = "user bob with groups [qa,system:authenticated] is not allowed to change the yunikorn.apache.org/user.info annotation"
 	legacyKey     = "yunikorn.apache.org/username"

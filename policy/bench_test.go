@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/francoispqt/onelog"
+	"github.com/tidwall/gjson"
 )
 
 // benchPayload wraps a fixture in a validate payload.
@@ -161,8 +162,15 @@ func workflowPayload(templates int, template, operation, username string, lastAp
 	if operation == "UPDATE" {
 		req += `,"oldObject":` + object
 	}
-	return []byte(`{"request":` + req + `},"settings":` + argoWorkflowSettings + `}`)
+	return []byte(`{"request":` + req + `},"settings":` + benchArgoSettings + `}`)
 }
+
+// benchArgoSettings declares Workflow as the Argo example does (bench_test.go stands alone: the guest
+// benchmarks, make bench-guest, build it without the other tests).
+const benchArgoSettings = `{"systemUsers":["^system:serviceaccount:kube-system:","^system:serviceaccount:argo:argo$"],` +
+	`"customWorkloads":[{"apiGroup":"argoproj.io","kind":"Workflow","annotationPaths":[` +
+	`"spec>podMetadata.annotations","spec.templates[*]>metadata.annotations","spec.templateDefaults>metadata.annotations",` +
+	`"spec.templates[*].steps[*][*].inline>metadata.annotations","spec.templates[*].dag.tasks[*].inline>metadata.annotations"]}]}`
 
 // podPayload is a Pod CREATE of about size bytes (environment variables pad it).
 func podPayload(size int) []byte {
@@ -192,8 +200,77 @@ func BenchmarkCost_Workflow800TemplatesLastAppliedCreate(b *testing.B) {
 
 func BenchmarkCost_Workflow6000TemplatesControllerStatusUpdate(b *testing.B) {
 	benchmarkPayload(b, workflowPayload(6000, `{"name":"t","metadata":{"annotations":{"yunikorn.apache.org/user.info":"{\"user\":\"bob\"}"}}}`,
-		"UPDATE", "system:serviceaccount:kube-system:argo", false))
+		"UPDATE", "system:serviceaccount:argo:argo", false))
 }
 
 func BenchmarkCost_PodOf48KB(b *testing.B)   { benchmarkPayload(b, podPayload(48<<10)) }
 func BenchmarkCost_PodOf1500KB(b *testing.B) { benchmarkPayload(b, podPayload(1500<<10)) }
+
+// phaseEvaluation is the evaluation of a Workflow of 16,000 empty templates, read and ready to decide: the
+// phase benchmarks time its walk and its decision apart (make bench-guest BENCH=Phase shows them in the guest).
+func phaseEvaluation() *evaluation {
+	payload := workflowPayload(16000, `{}`, "CREATE", "bob", false)
+	text := string(payload)
+	index := indexJSON(text)
+	r := readRequest(index)
+	settings, _ := ParseSettings([]byte(r.settings.Raw))
+	custom, _ := settings.customKind(r.group, r.kind)
+	who, _ := readRequester(&r)
+	return &evaluation{settings: settings, req: &r, who: who, kind: workload{name: r.kind, custom: custom}, log: onelog.New(io.Discard, onelog.ALL)}
+}
+
+func BenchmarkPhase_Walk(b *testing.B) {
+	e := phaseEvaluation()
+	b.ReportAllocs()
+	for b.Loop() {
+		e.customMaps(e.req.object, "request.object")
+	}
+}
+
+func BenchmarkPhase_Decide(b *testing.B) {
+	e := phaseEvaluation()
+	b.ReportAllocs()
+	for b.Loop() {
+		e.createCustom()
+	}
+}
+
+func BenchmarkPhase_Index(b *testing.B) {
+	text := string(workflowPayload(16000, `{}`, "CREATE", "bob", false))
+	b.ReportAllocs()
+	for b.Loop() {
+		indexJSON(text)
+	}
+}
+
+func BenchmarkPhase_ForEach(b *testing.B) {
+	e := phaseEvaluation()
+	x := e.req.index
+	v, _ := x.child(docRoot(e.req.object.Raw), "spec")
+	tmpls, _ := x.child(v, "templates")
+	b.ReportAllocs()
+	for b.Loop() {
+		n := 0
+		x.forEach(tmpls, func(_, _ gjson.Result) bool {
+			n++
+			return true
+		})
+	}
+}
+
+func BenchmarkPhase_ForEachChild(b *testing.B) {
+	e := phaseEvaluation()
+	x := e.req.index
+	v, _ := x.child(docRoot(e.req.object.Raw), "spec")
+	tmpls, _ := x.child(v, "templates")
+	b.ReportAllocs()
+	for b.Loop() {
+		n := 0
+		x.forEach(tmpls, func(_, elem gjson.Result) bool {
+			if m, _ := x.child(elem, "metadata"); m.Exists() {
+				n++
+			}
+			return true
+		})
+	}
+}

@@ -75,7 +75,7 @@ func (w *walker) foundCompact(p *annotationPath, holder gjson.Result, rest []seg
 	if m.Exists() {
 		ref.holder, ref.rest = ref.m, nil
 		if w.entry != "" {
-			value, dup := w.index.child(m, w.entry)
+			value, dup := w.index.childRaw(m, w.entry) // only where it is: the rules unescape it when they read it
 			switch {
 			case dup:
 				return duplicateKey(w.at(), w.entry)

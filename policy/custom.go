@@ -122,13 +122,16 @@ func (e *evaluation) updateCustom() decision {
 	c := e.customChange(len(now.targets))
 	for i := range now.targets {
 		t := &now.targets[i]
-		value := t.value.result(now.doc)
 		before, paired := pairs.find(i, t)
 		if !trusted {
 			if d, refused := e.checkTargetKeys(&now, t, &was, before); refused {
 				return d
 			}
 		}
+		if paired && sameBytes(now.doc, t.value, was.doc, before.value) {
+			continue // unchanged, byte for byte (a controller's status write): nothing to unescape
+		}
+		value := t.value.result(now.doc)
 		var beforeValue gjson.Result
 		if paired {
 			beforeValue = before.value.result(was.doc)
@@ -147,8 +150,7 @@ func (e *evaluation) updateCustom() decision {
 			}
 		case e.settings.OnUntrustedAnnotation == ModeReject: // rule 8
 			e.warn("refused a change of " + AnnotationKey + " in " + now.key(t) + " (rule 12)")
-			return reject(e.describeRequester() + " is not allowed to change the " + AnnotationKey + " annotation in " +
-				now.key(t) + " of this " + e.kind.name + ": leave it as it was")
+			return reject(Rule12Refusal(e.describeRequester(), now.key(t), e.kind.name))
 		case beforeValue.Exists(): // rule 8: restored
 			c.edits.set(t, texts(nil, beforeValue.Raw))
 			c.restored++
@@ -158,6 +160,15 @@ func (e *evaluation) updateCustom() decision {
 		}
 	}
 	return c.decision()
+}
+
+// sameBytes reports whether two optional values are present in both documents with the same bytes, or
+// absent from both.
+func sameBytes(doc string, a jspan, oldDoc string, b jspan) bool {
+	if !a.exists() || !b.exists() {
+		return a.exists() == b.exists()
+	}
+	return doc[a.at:a.at+a.n] == oldDoc[b.at:b.at+b.n]
 }
 
 // pairing finds a target's pair in the old object by its concrete path. Most updates keep the object's
@@ -223,8 +234,7 @@ func (c *customChange) asOnCreate(m *maps, t *cref, value gjson.Result, trusted 
 	case c.isStamp(value.Str): // the requester's own identity: nothing forged, nothing to change
 	case e.settings.OnUntrustedAnnotation == ModeReject:
 		e.warn("refused an untrusted " + AnnotationKey + " value in " + m.key(t) + " (rule 11)")
-		return reject(e.describeRequester() + " is not allowed to set the " + AnnotationKey + " annotation (in " +
-			m.key(t) + "): remove it and the policy records the requester's identity itself"), true
+		return reject(Rule11Refusal(e.describeRequester(), m.key(t))), true
 	default:
 		c.edits.set(t, c.stampJSON)
 		c.replaced++
@@ -346,28 +356,8 @@ func membersOf(x *jsonIndex, obj gjson.Result) map[string]gjson.Result {
 	return out
 }
 
-// GuardRefusal is rule 13's message.
-func GuardRefusal(path, key string) string {
-	return "the " + path + " entry " + key + " sets the " + AnnotationKey +
-		" annotation: only trusted controllers and allow-listed submitters may"
-}
-
-// TemplateKeyRefusal is rule 13's message for a key an operator's substitution may turn into any key.
-func TemplateKeyRefusal(path, key string) string {
-	return "the " + path + " entry " + key + " is a template key: only trusted controllers and allow-listed submitters may"
-}
-
 // TaskGroupsKey is the annotation YuniKorn's gang scheduling reads task groups from (rule 15).
 const TaskGroupsKey = "yunikorn.apache.org/task-groups"
-
-// TaskGroupsRefusal is rule 15's message.
-const TaskGroupsRefusal = "the " + TaskGroupsKey + " annotation sets the " + AnnotationKey +
-	" annotation on placeholder pods: only trusted controllers and allow-listed submitters may"
-
-// InvalidKeyRefusal is the message for a key of a target map that no pod can carry ("Keys of a target map").
-func InvalidKeyRefusal(path, key string) string {
-	return "the " + path + " key " + key + " is not a valid annotation key"
-}
 
 // checkTargetKeys applies, for an untrusted requester, the rule on the keys of a target map and rule 15
 // to one target (old is its pair on UPDATE, or nil): every key must be a valid annotation key (Argo
@@ -414,6 +404,5 @@ func sameValue(a, b gjson.Result) bool {
 }
 
 func (e *evaluation) invalidValueIn(where, problem string) decision {
-	return reject("the " + AnnotationKey + " annotation in " + where + " is not valid: " + problem +
-		`; a valid value looks like {"user":"alice","groups":["devops","system:authenticated"]}`)
+	return reject(InvalidValueRefusal(where, problem))
 }

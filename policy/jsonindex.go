@@ -78,7 +78,9 @@ func (x *jsonIndex) forEach(v gjson.Result, fn func(key, value gjson.Result) boo
 		return
 	}
 	for {
-		key, value, more := it.next()
+		var key, value gjson.Result
+		var more bool
+		it, key, value, more = it.next()
 		if !more || !fn(key, value) {
 			return
 		}
@@ -127,10 +129,13 @@ func (x *jsonIndex) members(v gjson.Result) (memberIter, bool) {
 
 // next returns the next member (an array's key is its position), with the same Raw, Str, Type, Num and
 // Index as gjson's ForEach gives, or more false after the last.
-func (it *memberIter) next() (key, value gjson.Result, more bool) {
+//
+// The iterator is a value, given and returned: in the guest, a variable whose address goes to a call that
+// is not inlined lives on the heap, and a pointer receiver made every lookup an allocation.
+func (it memberIter) next() (_ memberIter, key, value gjson.Result, more bool) {
 	s, i := it.x.doc, it.i
 	if i >= it.closing {
-		return key, value, false
+		return it, key, value, false
 	}
 	if it.object {
 		end, escaped := stringEnd(s, i)
@@ -165,7 +170,7 @@ func (it *memberIter) next() (key, value gjson.Result, more bool) {
 		i = skipSpace(s, i+1)
 	}
 	it.i = i
-	return it.key, value, true
+	return it, it.key, value, true
 }
 
 // stringEnd returns the offset after the JSON string starting with the quote at i, and whether the
@@ -232,7 +237,9 @@ func (x *jsonIndex) member(obj gjson.Result, key string) (keyResult, value gjson
 		return memberOf(obj, key)
 	}
 	it.keysOnly = true
-	for k, v, more := it.next(); more; k, v, more = it.next() {
+	var k, v gjson.Result
+	var more bool
+	for it, k, v, more = it.next(); more; it, k, v, more = it.next() {
 		if k.Str == key {
 			if value.Exists() {
 				return keyResult, withStr(value), true
@@ -241,6 +248,27 @@ func (x *jsonIndex) member(obj gjson.Result, key string) (keyResult, value gjson
 		}
 	}
 	return keyResult, withStr(value), false
+}
+
+// childRaw is child for a caller that needs where the value is, not its unescaped text: a string value's
+// Str is left empty.
+func (x *jsonIndex) childRaw(obj gjson.Result, key string) (gjson.Result, bool) {
+	it, ok := x.members(obj)
+	if !ok {
+		return x.child(obj, key)
+	}
+	it.keysOnly = true
+	var value, k, v gjson.Result
+	var more bool
+	for it, k, v, more = it.next(); more; it, k, v, more = it.next() {
+		if k.Str == key {
+			if value.Exists() {
+				return value, true
+			}
+			value = v
+		}
+	}
+	return value, false
 }
 
 // withStr fills in the unescaped text of a string value read with keysOnly.
@@ -275,7 +303,7 @@ func (x *jsonIndex) child(obj gjson.Result, key string) (gjson.Result, bool) {
 // hasMembers reports whether the object obj has a member.
 func (x *jsonIndex) hasMembers(obj gjson.Result) bool {
 	if it, ok := x.members(obj); ok {
-		_, _, more := it.next()
+		_, _, _, more := it.next()
 		return more
 	}
 	has := false

@@ -238,13 +238,29 @@ func (w *walker) appendTrail(dst []byte) []byte {
 			dst = append(dst, p.text...)
 			continue
 		}
-		dst = strconv.AppendInt(append(dst, '['), int64(p.index), 10)
-		dst = append(dst, ']')
+		dst = appendIndex(dst, p.index)
 	}
 	if len(dst) > start && dst[start] == '.' {
 		dst = append(dst[:start], dst[start+1:]...)
 	}
 	return dst
+}
+
+// appendIndex appends "[n]" (strconv's AppendInt formats into a local array, which costs the module a heap
+// allocation per call).
+func appendIndex(dst []byte, n int) []byte {
+	dst = append(dst, '[')
+	start := len(dst)
+	for {
+		dst = append(dst, byte('0'+n%10))
+		if n /= 10; n == 0 {
+			break
+		}
+	}
+	for i, j := start, len(dst)-1; i < j; i, j = i+1, j-1 {
+		dst[i], dst[j] = dst[j], dst[i]
+	}
+	return append(dst, ']')
 }
 
 // trailString writes the concrete path so far, in one allocation.
@@ -263,8 +279,7 @@ func (w *walker) trailString() string {
 			b = append(b, p.text...)
 			continue
 		}
-		b = strconv.AppendInt(append(b, '['), int64(p.index), 10)
-		b = append(b, ']')
+		b = appendIndex(b, p.index)
 	}
 	return string(b)
 }
@@ -385,51 +400,91 @@ func (w *walker) stepBefore(v gjson.Result, p *annotationPath, i int, anchor, cu
 // every member value of an object), the rest to each of those values; after the last, the walk goes on
 // with segment i+1. Before ">", a value of the wrong type names nothing.
 func (w *walker) each(v gjson.Result, p *annotationPath, i int, wild string) string {
-	next := func(elem gjson.Result) string {
-		if len(wild) > wildcardLen {
-			return w.each(elem, p, i, wild[wildcardLen:])
-		}
-		if !elem.IsObject() {
+	array := wild[:wildcardLen] == everyElement
+	if array && !v.IsArray() || !array && !v.IsObject() {
+		return "" // names nothing (and, per element of a nested wildcard, costs nothing)
+	}
+	it, indexed := w.index.members(v)
+	if !indexed {
+		return w.eachUnindexed(v, p, i, wild)
+	}
+	var seen map[string]bool
+	n := 0
+	for {
+		var key, elem gjson.Result
+		var more bool
+		if it, key, elem, more = it.next(); !more {
 			return ""
 		}
-		var anchor gjson.Result
-		if i+1 == p.create {
-			anchor = elem
-		}
-		return w.step(elem, p, i+1, anchor)
-	}
-	var problem string
-	switch {
-	case wild[:wildcardLen] == everyElement && v.IsArray():
-		n := 0
-		w.index.forEach(v, func(_, elem gjson.Result) bool {
+		pieces := 1
+		if array {
 			w.pushIndex(n)
 			n++
-			problem = next(elem)
-			w.pop(false, 1)
-			return problem == ""
-		})
-	case wild[:wildcardLen] == everyMember && v.IsObject():
-		var seen map[string]bool
-		w.index.forEach(v, func(key, elem gjson.Result) bool {
+		} else {
 			if seen[key.Str] {
-				problem = duplicateKey(w.at(), key.Str)
-				return false
+				return duplicateKey(w.at(), key.Str)
 			}
 			if seen == nil {
 				seen = map[string]bool{}
 			}
 			seen[key.Str] = true
-			pieces := memberPiece(key.Str)
-			for _, piece := range pieces {
+			names := memberPiece(key.Str)
+			for _, piece := range names {
 				w.push(false, piece)
 			}
-			problem = next(elem)
-			w.pop(false, len(pieces))
-			return problem == ""
-		})
+			pieces = len(names)
+		}
+		problem := w.eachNext(elem, p, i, wild)
+		w.pop(false, pieces)
+		if problem != "" {
+			return problem
+		}
 	}
+}
+
+// eachUnindexed is each for a value the index does not hold (a document walked on its own, in tests).
+func (w *walker) eachUnindexed(v gjson.Result, p *annotationPath, i int, wild string) string {
+	var problem string
+	n := 0
+	seen := map[string]bool{}
+	v.ForEach(func(key, elem gjson.Result) bool {
+		pieces := 1
+		if v.IsArray() {
+			w.pushIndex(n)
+			n++
+		} else {
+			if seen[key.Str] {
+				problem = duplicateKey(w.at(), key.Str)
+				return false
+			}
+			seen[key.Str] = true
+			names := memberPiece(key.Str)
+			for _, piece := range names {
+				w.push(false, piece)
+			}
+			pieces = len(names)
+		}
+		problem = w.eachNext(elem, p, i, wild)
+		w.pop(false, pieces)
+		return problem == ""
+	})
 	return problem
+}
+
+// eachNext goes on from elem, one value a wildcard reached: the next wildcard of the segment, or segment
+// i+1.
+func (w *walker) eachNext(elem gjson.Result, p *annotationPath, i int, wild string) string {
+	if len(wild) > wildcardLen {
+		return w.each(elem, p, i, wild[wildcardLen:])
+	}
+	if !elem.IsObject() {
+		return ""
+	}
+	var anchor gjson.Result
+	if i+1 == p.create {
+		anchor = elem
+	}
+	return w.step(elem, p, i+1, anchor)
 }
 
 // found records a map: m (an object) when it exists; otherwise holder, rest and old say what to create.

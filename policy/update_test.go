@@ -27,7 +27,7 @@ func TestUpdatePod_Rule5_OtherChangesPass(t *testing.T) {
 }
 
 func TestUpdatePod_Rule5_AnnotationIsImmutable(t *testing.T) {
-	const msg = "the yunikorn.apache.org/user.info annotation cannot be changed once the pod exists"
+	const msg = Rule5Refusal
 	for _, tc := range []struct {
 		name     string
 		user     map[string]any
@@ -113,7 +113,7 @@ func TestUpdatePod_Rule5_LegacyLabelIsImmutableWithoutAnnotation(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			resp, _ := evaluateReq(t, withLabels(tc.old, tc.new, tc.annotated), tc.settings)
 			if tc.wantRejection {
-				expectRejected(t, resp, "the yunikorn.apache.org/username label cannot be changed once the pod exists")
+				expectRejected(t, resp, Rule5LabelRefusal("yunikorn.apache.org/username"))
 			} else {
 				expectAccepted(t, resp)
 			}

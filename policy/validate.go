@@ -141,10 +141,6 @@ func bindingDecision(x *jsonIndex, object gjson.Result, logger *onelog.Logger) d
 	return accept()
 }
 
-// BindingRefusal is rule 10's message.
-const BindingRefusal = "a Binding cannot set the " + AnnotationKey + " annotation: the pod's annotation " +
-	"cannot be changed once the pod exists; bind the pod without it"
-
 // bindingSetsAnnotation reports whether a Binding's metadata.annotations holds the annotation key, with
 // any value; keys are compared after unescaping (a key that occurs twice is held too).
 func bindingSetsAnnotation(x *jsonIndex, object gjson.Result) (bool, string) {
@@ -226,8 +222,7 @@ func (e *evaluation) create() decision {
 		}
 		e.warn("refused an untrusted " + AnnotationKey + " value (rule 1)")
 		if e.settings.OnUntrustedAnnotation == ModeReject {
-			return reject(e.describeRequester() + " is not allowed to set the " + AnnotationKey +
-				" annotation: remove it and the policy records the requester's identity itself")
+			return reject(Rule1Refusal(e.describeRequester()))
 		}
 		d := decision{accepted: true, mutated: t.stamp(e.stampJSON())}
 		d.warnings = append(d.warnings, replacedWarning(e.kind.where()))
@@ -260,13 +255,11 @@ func (e *evaluation) updatePod() decision {
 	}
 	if !sameEntry(oldT.value, newT.value) {
 		e.warn("refused a change of " + AnnotationKey + " on an existing pod (rule 5)")
-		return reject("the " + AnnotationKey + " annotation cannot be changed once the pod exists: " +
-			"leave it as it is, or delete the pod and create a new one")
+		return reject(Rule5Refusal)
 	}
 	if e.labelGuarded(oldT) && !sameEntry(oldT.label, newT.label) {
 		e.warn("refused a change of " + e.settings.LegacyUserLabel + " on an existing pod (rule 5)")
-		return reject("the " + e.settings.LegacyUserLabel + " label cannot be changed once the pod exists: " +
-			"leave it as it is, or delete the pod and create a new one")
+		return reject(Rule5LabelRefusal(e.settings.LegacyUserLabel))
 	}
 	if d, refused := e.identityRefusal(&newT.identity, &oldT.identity, false); refused { // rule 15
 		return d
@@ -307,8 +300,7 @@ func (e *evaluation) updateWorkload() decision {
 	}
 	e.warn("refused a change of " + what + " in a pod template (rule 8)")
 	if e.settings.OnUntrustedAnnotation == ModeReject {
-		return reject(e.describeRequester() + " is not allowed to change " + what + " in " + e.kind.where() +
-			" of this " + e.kind.name + ": leave it as it was")
+		return reject(Rule8Refusal(e.describeRequester(), what, e.kind.where(), e.kind.name))
 	}
 	t := newT
 	var restored edit

@@ -636,7 +636,9 @@ func wrongTypes(t *testing.T, fx map[string][]byte) []testCase {
 		{fixture: pod, path: at(annotations, annotation), right: "string", wrong: rejectedWith(annotationIsNotAString)},
 		{fixture: legacy, path: at(metadata, "labels"), right: "object", wrong: rejectedWith("request.object.metadata.labels must be an object of strings"), overrides: nullAccepted},
 		{fixture: legacy, path: at(metadata, "labels", legacyLabel), right: "string", wrong: rejectedWith(`request.object.metadata.labels["` + legacyLabel + `"] must be a string`)},
-		{fixture: legacy, settings: `{"legacyUserLabel":""}`, path: at(metadata, "labels"), right: "object", wrong: acceptance},
+		// Rule 14 reads the labels (the application ID) whether legacy handling is on or off.
+		{fixture: legacy, settings: `{"legacyUserLabel":""}`, path: at(metadata, "labels"), right: "object", wrong: rejectedWith("request.object.metadata.labels must be an object of strings"), overrides: nullAccepted},
+		{fixture: pod, path: at(metadata, "labels", "applicationId"), right: "string", wrong: rejectedWith(`request.object.metadata.labels["applicationId"] must be a string`)},
 		// What the policy does not read: a Pod's spec and status, the request's other members, a workload's own metadata.
 		{fixture: pod, path: at(object, "spec"), right: "object", wrong: acceptance},
 		{fixture: pod, path: at(object, "status"), right: "object", wrong: acceptance},

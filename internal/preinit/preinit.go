@@ -25,7 +25,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
-	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/wapchost"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/wasi"
 )
 
 // Report describes a pre-initialised module.
@@ -331,7 +331,7 @@ func run(ctx context.Context, m *module, globals []global) (memory []byte, value
 	if err != nil {
 		return nil, nil, fmt.Errorf("compile: %w", err)
 	}
-	if err := wapchost.InstantiateWASI(ctx, rt); err != nil {
+	if err := wasi.Instantiate(ctx, rt); err != nil {
 		return nil, nil, err
 	}
 	if err := stubImports(ctx, rt, compiled); err != nil {
@@ -343,7 +343,7 @@ func run(ctx context.Context, m *module, globals []global) (memory []byte, value
 	if err != nil {
 		return nil, nil, fmt.Errorf("instantiate: %w", err)
 	}
-	if _, err := mod.ExportedFunction("_start").Call(ctx); err != nil && !wapchost.CleanExit(err) {
+	if _, err := mod.ExportedFunction("_start").Call(ctx); err != nil && !wasi.CleanExit(err) {
 		return nil, nil, fmt.Errorf("_start: %w", err)
 	}
 	if output.Len() > 0 {

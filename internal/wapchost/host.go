@@ -11,6 +11,8 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/wasi"
 )
 
 // Options configures a Host. The zero value discards everything the guest prints.
@@ -149,12 +151,8 @@ func Interrupted(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
 }
 
-// CleanExit reports a proc_exit(0), which TinyGo's _start makes when main returns. Hosts built on
-// wasmtime treat it as a normal return; any other code is a failed start.
-func CleanExit(err error) bool {
-	var exit *sys.ExitError
-	return errors.As(err, &exit) && exit.ExitCode() == 0
-}
+// CleanExit reports a proc_exit(0), which TinyGo's _start makes when main returns (wasi.CleanExit).
+func CleanExit(err error) bool { return wasi.CleanExit(err) }
 
 // lockedWriter serialises writes from instances running on several goroutines, so that a sink such
 // as a bytes.Buffer never sees two log lines interleaved.

@@ -6,10 +6,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
-	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/wasi"
 )
 
 // guestCallExport is the guest's entry point: __guest_call(operation_len, payload_len) -> i32, 1 on
@@ -18,29 +17,9 @@ const guestCallExport = "__guest_call"
 
 var i32 = api.ValueTypeI32
 
-// InstantiateWASI registers wasi_snapshot_preview1 in rt as wasmtime's WASI offers it to a guest:
-// wazero's functions, except proc_exit, which wazero implements by closing the module. TinyGo's
-// _start calls proc_exit(0) when main returns, and the waPC calls come after that, so here it
-// panics with an ExitError instead: that unwinds the guest's stack without closing anything, and
-// the caller accepts code 0 (CleanExit) and reports others.
-func InstantiateWASI(ctx context.Context, rt wazero.Runtime) error {
-	wasi := rt.NewHostModuleBuilder(wasi_snapshot_preview1.ModuleName)
-	wasi_snapshot_preview1.NewFunctionExporter().ExportFunctions(wasi)
-	wasi.NewFunctionBuilder().
-		WithGoModuleFunction(api.GoModuleFunc(func(_ context.Context, _ api.Module, stack []uint64) {
-			panic(sys.NewExitError(uint32(stack[0])))
-		}), []api.ValueType{i32}, nil).
-		WithParameterNames("rval").
-		Export("proc_exit")
-	if _, err := wasi.Instantiate(ctx); err != nil {
-		return fmt.Errorf("instantiate WASI: %w", err)
-	}
-	return nil
-}
-
 // instantiateImports registers the two host modules every TinyGo waPC guest imports.
 func (h *Host) instantiateImports(ctx context.Context) error {
-	if err := InstantiateWASI(ctx, h.runtime); err != nil {
+	if err := wasi.Instantiate(ctx, h.runtime); err != nil {
 		return err
 	}
 

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -67,8 +68,7 @@ func workflowRequest(templates int, template, operation, username string, lastAp
 	b.WriteString(`]}}`)
 	object := b.String()
 	if lastApplied {
-		copyJSON, _ := json.Marshal(object)
-		object = `{"metadata":{"name":"wf","annotations":{"kubectl.kubernetes.io/last-applied-configuration":` + string(copyJSON) + `}},` + object[1:]
+		object = `{"metadata":{"name":"wf","annotations":{"kubectl.kubernetes.io/last-applied-configuration":` + strconv.Quote(object) + `}},` + object[1:]
 	}
 	req := `{"uid":"1","kind":{"group":"argoproj.io","version":"v1alpha1","kind":"Workflow"},` +
 		`"resource":{"group":"argoproj.io","version":"v1alpha1","resource":"workflows"},"namespace":"team-a","operation":"` + operation +
