@@ -2,7 +2,7 @@
 # check-release.sh TAG OCI_TARGET: fail unless the files a release publishes agree with the tag:
 #   - TAG is v<semver> and <semver> is io.kubewarden.policy.version in metadata.yml;
 #   - OCI_TARGET (where the release pushes) is io.kubewarden.policy.ociUrl;
-#   - artifacthub-pkg.yml (the preview of the Artifact Hub package) has that version and image;
+#   - artifacthub-pkg.yml (the reviewed copy of the Artifact Hub fields kwctl derives) has that version and image;
 #   - CHANGELOG.md has a section for the version (the release notes).
 # Run from the repository root. The release workflow runs it before building anything;
 # internal/shipcheck runs it on the repository as it is, and on copies with one file drifted.

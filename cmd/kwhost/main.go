@@ -211,7 +211,7 @@ func reportLogProblems(stderr io.Writer, problems []string, strict bool) int {
 		verdict = "ERROR (--strict)"
 	}
 	for _, p := range problems {
-		fmt.Fprintf(stderr, "kwhost: %s: policy-server would refuse this log entry (it logs \"cannot log event\" instead): %s\n", verdict, p)
+		fmt.Fprintf(stderr, "kwhost: %s: policy-server would refuse this log entry (it logs \"Cannot log event\" instead): %s\n", verdict, p)
 	}
 	if strict {
 		return exitStrict

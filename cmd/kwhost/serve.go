@@ -101,7 +101,7 @@ func serve(ctx context.Context, c *serveConfig, stderr io.Writer, ready func(add
 	logProblem := func(entry []byte, err error) { // policy-server logs an error instead of the entry
 		logMu.Lock()
 		defer logMu.Unlock()
-		fmt.Fprintf(stderr, "%s ERROR cannot log event: policy-server would refuse this policy log entry: %v: %s\n",
+		fmt.Fprintf(stderr, "%s ERROR Cannot log event: policy-server would refuse this policy log entry: %v: %s\n",
 			time.Now().UTC().Format(time.RFC3339Nano), err, bytes.TrimSpace(entry))
 	}
 	host, err := wapchost.Load(ctx, wasm, wapchost.Options{Log: policyLog, Stdio: stderr, Interruptible: true, LogProblem: logProblem})

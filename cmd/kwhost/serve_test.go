@@ -151,7 +151,7 @@ func TestServe_ALogEntryPolicyServerRefusesIsAnErrorLine(t *testing.T) {
 		t.Errorf("response %s", got)
 	}
 	_, log := h.stop(t)
-	if !strings.Contains(log, `ERROR cannot log event: policy-server would refuse this policy log entry: unknown level "warn"`) {
+	if !strings.Contains(log, `ERROR Cannot log event: policy-server would refuse this policy log entry: unknown level "warn"`) {
 		t.Errorf("stderr lacks the error line:\n%s", log)
 	}
 }

@@ -41,6 +41,9 @@ type matchCondition struct {
 	Expression string `yaml:"expression"`
 }
 
+// labelSelector has no matchLabels on purpose: the Kubewarden controller copies only the matchExpressions
+// of a policy's namespaceSelector into the webhook and drops its matchLabels (README "What an operator
+// should set"), so an example using them fails the strict decoding here.
 type labelSelector struct {
 	MatchExpressions []struct {
 		Key      string   `yaml:"key"`

@@ -108,14 +108,54 @@ func TestWorkflows_CIRunsTheReadmeTestCommand(t *testing.T) {
 		t.Errorf("ci.yml triggers = %q, want %q", got, want)
 	}
 	var makes []string
-	for where, script := range runs(ci) {
+	for where, script := range runs(workflow{Jobs: map[string]*workflowJob{"test": ci.Jobs["test"]}}) {
 		if regexp.MustCompile(`\b(make|go|bats)\s`).MatchString(script) && !strings.HasPrefix(script, "apt-get ") {
 			makes = append(makes, where+": "+strings.TrimSpace(script))
 		}
 	}
 	if len(makes) != 1 || !strings.HasSuffix(makes[0], ": make test") {
-		t.Errorf("ci.yml runs %q, want exactly one step running tests, and it runs `make test`", makes)
+		t.Errorf("ci.yml job test runs %q, want exactly one step running tests, and it runs `make test`", makes)
 	}
+}
+
+// On GitHub, where kwctl can be installed, CI also runs the e2e suite through real kwctl (make test runs it
+// through the project's host when kwctl is missing), on policy.wasm and on the annotated module the release
+// pushes. The release calls ci.yml first, so this job gates the release too.
+func TestWorkflows_CIRunsTheE2ESuiteThroughKwctl(t *testing.T) {
+	job := loadWorkflow(t, "ci.yml").Jobs["e2e-kwctl"]
+	if job == nil {
+		t.Fatal("ci.yml has no e2e-kwctl job")
+	}
+	steps := stepScripts(job)
+	for _, want := range []string{`hack/install-release-tools.sh "$RUNNER_TEMP/release-tools"`, "make e2e-tests",
+		"make annotated-policy.wasm", "make e2e-tests POLICY=annotated-policy.wasm"} {
+		if indexOfLine(steps, want) < 0 {
+			t.Errorf("ci.yml job e2e-kwctl runs no %q", want)
+		}
+	}
+}
+
+// stepScripts lists the lines each step of a job runs, one entry per line, in order.
+func stepScripts(job *workflowJob) []string {
+	var lines []string
+	for _, step := range job.Steps {
+		for _, line := range strings.Split(step.Run, "\n") {
+			if line = strings.TrimSpace(line); line != "" {
+				lines = append(lines, line)
+			}
+		}
+	}
+	return lines
+}
+
+// indexOfLine is the index of the first line that is want or starts with want and a space, or -1.
+func indexOfLine(lines []string, want string) int {
+	for i, l := range lines {
+		if l == want || strings.HasPrefix(l, want+" ") {
+			return i
+		}
+	}
+	return -1
 }
 
 // The release installs TinyGo's own build of the version hack/install-tinygo.sh builds from source for
@@ -125,14 +165,27 @@ func TestRelease_TinyGoIsTheVersionTheProjectBuilds(t *testing.T) {
 	if want == nil {
 		t.Fatal("hack/install-tinygo.sh has no TINYGO_VERSION default")
 	}
-	var got string
-	for _, step := range loadWorkflow(t, "release.yml").Jobs["release"].Steps {
-		if step.Name == "Install TinyGo" {
-			got = step.Env["TINYGO_VERSION"]
+	var installs int
+	shas := map[string]bool{}
+	for name, w := range loadWorkflows(t) {
+		for jobName, job := range w.Jobs {
+			for _, step := range job.Steps {
+				if step.Name != "Install TinyGo" {
+					continue
+				}
+				installs++
+				shas[step.Env["TINYGO_SHA256"]] = true
+				if got := step.Env["TINYGO_VERSION"]; got != want[1] {
+					t.Errorf("%s job %s installs TinyGo %q, hack/install-tinygo.sh builds %q", name, jobName, got, want[1])
+				}
+			}
 		}
 	}
-	if got != want[1] {
-		t.Errorf("release.yml installs TinyGo %q, hack/install-tinygo.sh builds %q", got, want[1])
+	if len(shas) != 1 {
+		t.Errorf("the workflows install TinyGo with %d different checksums, want one", len(shas))
+	}
+	if installs < 2 {
+		t.Errorf("%d steps install TinyGo, want the release's and CI's kwctl job's", installs)
 	}
 }
 
@@ -264,18 +317,12 @@ func TestRelease_PushesToTheMetadataOCIURL(t *testing.T) {
 	if want := loadMetadata(t).Annotations[annOCIURL]; resolved != want {
 		t.Errorf("release.yml OCI_TARGET = %q (%q for owner %s), want io.kubewarden.policy.ociUrl %q", target, resolved, owner, want)
 	}
-	var pushed bool
-	for _, step := range release.Jobs["release"].Steps {
-		if strings.HasPrefix(step.Uses, "kubewarden/github-actions/policy-release@") {
-			pushed = step.With["oci-target"] == "${{ env.OCI_TARGET }}" && step.With["policy-version"] == "${{ steps.version.outputs.version }}"
-		}
-		if strings.HasPrefix(step.Uses, "kubewarden/github-actions/check-policy-version@") &&
-			step.With["expected-version"] != "${{ steps.version.outputs.version }}" {
-			t.Errorf("check-policy-version expects %q, want the tag's version", step.With["expected-version"])
-		}
+	push := `ref=$(kwctl push -o json annotated-policy.wasm "registry://$OCI_TARGET:$GITHUB_REF_NAME" | jq -r .immutable_ref)`
+	if indexOfLine(stepScripts(release.Jobs["release"]), push) < 0 {
+		t.Errorf("release.yml pushes nothing with %s", push)
 	}
-	if !pushed {
-		t.Error("release.yml has no policy-release step pushing ${{ env.OCI_TARGET }} at the tag's version")
+	if indexOfLine(stepScripts(release.Jobs["release"]), `hack/check-release.sh "$GITHUB_REF_NAME" "$OCI_TARGET"`) < 0 {
+		t.Error("release.yml does not check the tag against metadata.yml (hack/check-release.sh)")
 	}
 }
 

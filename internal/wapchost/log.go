@@ -10,7 +10,7 @@ import (
 
 // LogLevels are the levels policy-evaluator accepts in a kubewarden/tracing/log entry, compared
 // without regard to case. onelog's default text for its WARN level, "warn", is not among them:
-// policy-server then logs an error ("cannot log event") instead of the policy's line.
+// policy-server then logs an error ("Cannot log event") instead of the policy's line.
 var LogLevels = []string{"trace", "debug", "info", "warning", "error"}
 
 // CheckLogEntry reads a log entry as policy-evaluator does: one JSON object with a known "level",
