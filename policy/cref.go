@@ -2,7 +2,6 @@ package policy
 
 import (
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -69,21 +68,18 @@ func (w *walker) foundCompact(p *annotationPath, holder gjson.Result, rest []seg
 	if p.plain != "" {
 		w.keys = append(w.keys, p.plain...)
 	} else {
+		start := len(w.keys)
 		w.keys = w.appendTrail(w.keys)
+		w.keys = append(w.keys[:start], w.keys[start+1:]...) // without the leading '.'
 	}
 	ref.keyLen = int32(len(w.keys)) - ref.keyAt //nolint:gosec // as above
 	if m.Exists() {
 		ref.holder, ref.rest = ref.m, nil
-		if w.entry != "" {
-			value, dup := w.index.childRaw(m, w.entry) // only where it is: the rules unescape it when they read it
-			switch {
-			case dup:
-				return duplicateKey(w.at(), w.entry)
-			case value.Exists() && value.Type != gjson.String:
-				return w.at() + "[" + strconv.Quote(w.entry) + "] must be a string"
-			}
-			ref.value = spanOf(value)
+		value, problem := w.entryOf(m) // where it is: the rules unescape it when they read it
+		if problem != "" {
+			return problem
 		}
+		ref.value = spanOf(value)
 	}
 	if len(w.crefs) == cap(w.crefs) { // doubled: append grows a large slice by a quarter, copying it more often
 		w.crefs = slices.Grow(w.crefs, max(16, len(w.crefs)))
@@ -91,6 +87,9 @@ func (w *walker) foundCompact(p *annotationPath, holder gjson.Result, rest []seg
 	w.crefs = append(w.crefs, ref)
 	return ""
 }
+
+// keyIn is the target's concrete path in the walker's keys it was recorded in.
+func (r *cref) keyIn(keys []byte) []byte { return keys[r.keyAt : r.keyAt+r.keyLen] }
 
 // position is where the map is in the document, or where it will be created.
 func (r *cref) position() int32 {

@@ -22,10 +22,10 @@ type maps struct {
 }
 
 // key is a target's concrete path, for a message.
-func (m *maps) key(t *cref) string { return string(m.keys[t.keyAt : t.keyAt+t.keyLen]) }
+func (m *maps) key(t *cref) string { return string(t.keyIn(m.keys)) }
 
 // guardKey is a guard map's concrete path, for a message.
-func (m *maps) guardKey(g *cref) string { return string(m.guardKeys[g.keyAt : g.keyAt+g.keyLen]) }
+func (m *maps) guardKey(g *cref) string { return string(g.keyIn(m.guardKeys)) }
 
 // customMaps walks every annotation path and every guard path of the declared kind over an object.
 func (e *evaluation) customMaps(object gjson.Result, field string) (maps, string) {
@@ -180,15 +180,15 @@ type pairing struct {
 }
 
 func (p *pairing) find(i int, t *cref) (*cref, bool) {
-	key := p.nowKeys[t.keyAt : t.keyAt+t.keyLen]
+	key := t.keyIn(p.nowKeys)
 	if p.byKey == nil {
-		if i < len(p.was) && bytes.Equal(p.wasKeys[p.was[i].keyAt:p.was[i].keyAt+p.was[i].keyLen], key) {
+		if i < len(p.was) && bytes.Equal(p.was[i].keyIn(p.wasKeys), key) {
 			return &p.was[i], true
 		}
 		p.byKey = make(map[string]*cref, len(p.was))
 		for j := range p.was {
 			w := &p.was[j]
-			p.byKey[string(p.wasKeys[w.keyAt:w.keyAt+w.keyLen])] = w
+			p.byKey[string(w.keyIn(p.wasKeys))] = w
 		}
 	}
 	before, paired := p.byKey[string(key)]

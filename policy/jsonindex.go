@@ -232,6 +232,13 @@ func scalarEnd(s string, i int) int {
 // whether the key occurs more than once: such a document is refused, since readers disagree on which
 // occurrence counts (encoding/json takes the last, gjson the first).
 func (x *jsonIndex) member(obj gjson.Result, key string) (keyResult, value gjson.Result, duplicate bool) {
+	keyResult, value, duplicate = x.memberRaw(obj, key)
+	return keyResult, withStr(value), duplicate
+}
+
+// memberRaw is member leaving a string value's Str empty when the index reads the object (gjson fills it
+// in otherwise): a lookup by key unescapes no value, and member then only the one found.
+func (x *jsonIndex) memberRaw(obj gjson.Result, key string) (keyResult, value gjson.Result, duplicate bool) {
 	it, ok := x.members(obj)
 	if !ok {
 		return memberOf(obj, key)
@@ -242,33 +249,18 @@ func (x *jsonIndex) member(obj gjson.Result, key string) (keyResult, value gjson
 	for it, k, v, more = it.next(); more; it, k, v, more = it.next() {
 		if k.Str == key {
 			if value.Exists() {
-				return keyResult, withStr(value), true
+				return keyResult, value, true
 			}
 			keyResult, value = k, v
 		}
 	}
-	return keyResult, withStr(value), false
+	return keyResult, value, false
 }
 
-// childRaw is child for a caller that needs where the value is, not its unescaped text: a string value's
-// Str is left empty.
+// childRaw is child for a caller that needs where the value is, not its unescaped text.
 func (x *jsonIndex) childRaw(obj gjson.Result, key string) (gjson.Result, bool) {
-	it, ok := x.members(obj)
-	if !ok {
-		return x.child(obj, key)
-	}
-	it.keysOnly = true
-	var value, k, v gjson.Result
-	var more bool
-	for it, k, v, more = it.next(); more; it, k, v, more = it.next() {
-		if k.Str == key {
-			if value.Exists() {
-				return value, true
-			}
-			value = v
-		}
-	}
-	return value, false
+	_, v, dup := x.memberRaw(obj, key)
+	return v, dup
 }
 
 // withStr fills in the unescaped text of a string value read with keysOnly.

@@ -230,18 +230,14 @@ type trailPiece struct {
 	index int
 }
 
-// appendTrail appends the concrete path so far to dst, without its leading '.'.
+// appendTrail appends the concrete path so far to dst, from its leading '.'.
 func (w *walker) appendTrail(dst []byte) []byte {
-	start := len(dst)
 	for _, p := range w.trail {
 		if p.index < 0 {
 			dst = append(dst, p.text...)
 			continue
 		}
 		dst = appendIndex(dst, p.index)
-	}
-	if len(dst) > start && dst[start] == '.' {
-		dst = append(dst[:start], dst[start+1:]...)
 	}
 	return dst
 }
@@ -263,34 +259,8 @@ func appendIndex(dst []byte, n int) []byte {
 	return append(dst, ']')
 }
 
-// trailString writes the concrete path so far, in one allocation.
-func (w *walker) trailString() string {
-	n := 0
-	for _, p := range w.trail {
-		if p.index < 0 {
-			n += len(p.text)
-			continue
-		}
-		n += 2 + digits(p.index)
-	}
-	b := make([]byte, 0, n)
-	for _, p := range w.trail {
-		if p.index < 0 {
-			b = append(b, p.text...)
-			continue
-		}
-		b = appendIndex(b, p.index)
-	}
-	return string(b)
-}
-
-func digits(n int) int {
-	d := 1
-	for ; n >= 10; n /= 10 {
-		d++
-	}
-	return d
-}
+// trailString is the concrete path so far, from its leading '.', for a message or a key.
+func (w *walker) trailString() string { return string(w.appendTrail(nil)) }
 
 // push adds a member name (seg) or a piece of text to the concrete path; pop takes them off. (Not
 // variadic: in the module a variadic call's slice may be a heap allocation, and push runs for every
@@ -408,35 +378,17 @@ func (w *walker) each(v gjson.Result, p *annotationPath, i int, wild string) str
 	if !indexed {
 		return w.eachUnindexed(v, p, i, wild)
 	}
-	var seen map[string]bool
-	n := 0
-	for {
+	var seen map[string]bool // the member names met: a name given twice is bad input
+	if !array {
+		seen = map[string]bool{}
+	}
+	for n := 0; ; n++ {
 		var key, elem gjson.Result
 		var more bool
 		if it, key, elem, more = it.next(); !more {
 			return ""
 		}
-		pieces := 1
-		if array {
-			w.pushIndex(n)
-			n++
-		} else {
-			if seen[key.Str] {
-				return duplicateKey(w.at(), key.Str)
-			}
-			if seen == nil {
-				seen = map[string]bool{}
-			}
-			seen[key.Str] = true
-			names := memberPiece(key.Str)
-			for _, piece := range names {
-				w.push(false, piece)
-			}
-			pieces = len(names)
-		}
-		problem := w.eachNext(elem, p, i, wild)
-		w.pop(false, pieces)
-		if problem != "" {
+		if problem := w.eachElement(array, n, key.Str, seen, elem, p, i, wild); problem != "" {
 			return problem
 		}
 	}
@@ -445,29 +397,36 @@ func (w *walker) each(v gjson.Result, p *annotationPath, i int, wild string) str
 // eachUnindexed is each for a value the index does not hold (a document walked on its own, in tests).
 func (w *walker) eachUnindexed(v gjson.Result, p *annotationPath, i int, wild string) string {
 	var problem string
-	n := 0
 	seen := map[string]bool{}
+	n := 0
 	v.ForEach(func(key, elem gjson.Result) bool {
-		pieces := 1
-		if v.IsArray() {
-			w.pushIndex(n)
-			n++
-		} else {
-			if seen[key.Str] {
-				problem = duplicateKey(w.at(), key.Str)
-				return false
-			}
-			seen[key.Str] = true
-			names := memberPiece(key.Str)
-			for _, piece := range names {
-				w.push(false, piece)
-			}
-			pieces = len(names)
-		}
-		problem = w.eachNext(elem, p, i, wild)
-		w.pop(false, pieces)
+		problem = w.eachElement(v.IsArray(), n, key.Str, seen, elem, p, i, wild)
+		n++
 		return problem == ""
 	})
+	return problem
+}
+
+// eachElement walks on from elem, element n of an array or the member key of an object (seen holds the
+// member names met so far: a name given twice is bad input), with the concrete path naming it.
+func (w *walker) eachElement(array bool, n int, key string, seen map[string]bool, elem gjson.Result,
+	p *annotationPath, i int, wild string) string {
+	pieces := 1
+	if array {
+		w.pushIndex(n)
+	} else {
+		if seen[key] {
+			return duplicateKey(w.at(), key)
+		}
+		seen[key] = true
+		names := memberPiece(key)
+		for _, piece := range names {
+			w.push(false, piece)
+		}
+		pieces = len(names)
+	}
+	problem := w.eachNext(elem, p, i, wild)
+	w.pop(false, pieces)
 	return problem
 }
 
@@ -499,18 +458,30 @@ func (w *walker) found(p *annotationPath, anchor, parent, holder gjson.Result, r
 	ref := mapRef{key: key, anchor: anchor, parent: parent, holder: holder, rest: rest, old: old, m: m}
 	if m.Exists() {
 		ref.holder = m
-		if w.entry != "" {
-			var dup bool
-			if ref.value, dup = w.index.child(m, w.entry); dup {
-				return duplicateKey(w.at(), w.entry)
-			}
-			if ref.value.Exists() && ref.value.Type != gjson.String {
-				return w.at() + "[" + strconv.Quote(w.entry) + "] must be a string"
-			}
+		var problem string
+		if ref.value, problem = w.entryOf(m); problem != "" {
+			return problem
 		}
+		ref.value = withStr(ref.value)
 	}
 	w.refs = append(w.refs, ref)
 	return ""
+}
+
+// entryOf looks up the walker's entry (the annotation) in a map found, where it is, without its unescaped
+// text: a key given twice, or a value that is not a string, is bad input. Without an entry, nothing.
+func (w *walker) entryOf(m gjson.Result) (gjson.Result, string) {
+	if w.entry == "" {
+		return gjson.Result{}, ""
+	}
+	value, dup := w.index.childRaw(m, w.entry)
+	switch {
+	case dup:
+		return value, duplicateKey(w.at(), w.entry)
+	case value.Exists() && value.Type != gjson.String:
+		return value, w.at() + "[" + strconv.Quote(w.entry) + "] must be a string"
+	}
+	return value, ""
 }
 
 // memberPiece is how a member reached by a {*} wildcard is written in a concrete path: ".name" when the
