@@ -66,8 +66,8 @@ esac
 echo "operators ready [$(el)]"
 
 # run.sh inside a private network namespace (its loopback starts down) and mount namespace: the training
-# operator's certificate rotator writes to /tmp/k8s-webhook-server/serving-certs, hard-coded, so /tmp is a
-# tmpfs of the suite's own.
+# operator's certificate rotator writes to /tmp/k8s-webhook-server/serving-certs, hard-coded, so that folder
+# is a tmpfs of the suite's own (only that folder: a checkout under /tmp, as a CI clone may be, stays seen).
 # root needs no user namespace (some distributions refuse unprivileged ones: Ubuntu 24.04's AppArmor default).
 ns=(--net --mount)
 if [ "$(id -u)" -ne 0 ]; then ns=(--user --map-root-user "${ns[@]}"); fi
@@ -79,7 +79,8 @@ fi
 rc=0
 # shellcheck disable=SC2016 # $0 is expanded by the inner shell
 unshare "${ns[@]}" -- \
-  bash -c 'ip link set lo up && mount -t tmpfs -o size=256m e2e-tmp /tmp && exec "$0"' "$HERE/run.sh" || rc=$?
+  bash -c 'ip link set lo up && mkdir -p /tmp/k8s-webhook-server &&
+    mount -t tmpfs -o size=256m e2e-tmp /tmp/k8s-webhook-server && exec "$0"' "$HERE/run.sh" || rc=$?
 
 if [ -s "$RUN/operators.tsv" ]; then
   echo
