@@ -422,7 +422,7 @@ argo_controller_writes() {
 @test "Kubeflow training operator v1.9.3: PyTorchJob pods carry their author's stamp; forged values are replaced; a trusted submitter's value is kept" {
   local key=training-operator-v1.9.3 op="Kubeflow training" ver=v1.9.3 ns=t-pytorch account
   require_operator "$key"
-  if [ "$(findmnt -n -o SOURCE /tmp)" != e2e-tmp ]; then skip "needs the private /tmp of run-operators.sh"; fi
+  if [ "$(findmnt -n -o SOURCE /tmp/k8s-webhook-server)" != e2e-tmp ]; then skip "needs the private /tmp/k8s-webhook-server of run-operators.sh"; fi
   account=$(operator_account "$key")
   apply_crds "$key"
   new_namespace "$ns"
