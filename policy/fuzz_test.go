@@ -449,6 +449,7 @@ func FuzzCustomKindUpdate(f *testing.F) {
 		}
 		payload := []byte(`{"request":{"operation":"UPDATE","kind":{"group":"x.io","version":"v1","kind":"K"},` +
 			`"userInfo":{"username":"bob"},"object":` + object + `,"oldObject":` + old + `},"settings":` + fuzzKindSettings + `}`)
+		checkUnchangedAround(t, payload, kind)
 		resp, err := evaluateRawNoCheck(payload, logger)
 		if err != nil {
 			t.Fatal(err)
@@ -477,6 +478,36 @@ func FuzzCustomKindUpdate(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkUnchangedAround checks what lets an UPDATE skip walking the old object: when unchangedAround says
+// so, the old object's walk finds the same maps (concrete paths, places, bytes) as the new object's.
+func checkUnchangedAround(t *testing.T, payload []byte, kind *CustomWorkload) {
+	t.Helper()
+	text := string(payload)
+	r := readRequest(indexJSON(text))
+	e := evaluation{req: &r, kind: workload{name: "K", custom: kind}}
+	now, problem := e.customMaps(r.object, "request.object")
+	if problem != "" || !e.unchangedAround(&now) {
+		return
+	}
+	was, problem := e.customMaps(r.oldObject, "request.oldObject")
+	if problem != "" {
+		t.Fatalf("unchanged around every map, but the old object is bad input: %s\n%s", problem, payload)
+	}
+	same := func(what string, a, b []cref, aKeys, bKeys []byte) {
+		if len(a) != len(b) {
+			t.Fatalf("unchanged around every map, but the old object has %d %s, the new %d:\n%s", len(b), what, len(a), payload)
+		}
+		for i := range a {
+			if !bytes.Equal(a[i].keyIn(aKeys), b[i].keyIn(bKeys)) || !sameBytes(now.doc, a[i].m, was.doc, b[i].m) ||
+				!sameBytes(now.doc, a[i].value, was.doc, b[i].value) || !sameBytes(now.doc, a[i].old, was.doc, b[i].old) {
+				t.Fatalf("unchanged around every map, but %s %s differs in the old object:\n%s", what, a[i].keyIn(aKeys), payload)
+			}
+		}
+	}
+	same("targets", now.targets, was.targets, now.keys, was.keys)
+	same("guard maps", now.guard, was.guard, now.guardKeys, was.guardKeys)
 }
 
 // FuzzLeaves: the leaf reader (rule 13) and the task-groups reader (rule 15) never fail the module, on

@@ -227,3 +227,25 @@ func TestLogs_ALongUsernameIsCutInLogsNotInStamps(t *testing.T) {
 		t.Fatalf("the log says how long the name was: %.300s", logs)
 	}
 }
+
+func TestRule12_AnUnchangedSpecIsPairedWithItself(t *testing.T) {
+	// A status write leaves spec as it was: the maps in it are paired with themselves (one walk), and what
+	// the rules read on every UPDATE is still read.
+	spec := `"spec":{"templates":[{"name":"a","metadata":{"annotations":{"` + AnnotationKey + `":` + aliceJSON + `}}},{"name":"b"}]}`
+	obj, old := `{"metadata":{"generation":2},`+spec+`,"status":{"phase":"Running"}}`, `{"metadata":{"generation":1},`+spec+`}`
+	controller := []string{"system:serviceaccount:kube-system:argo"}
+	for _, who := range [][]string{controller, asBob} {
+		resp, _ := evaluateReq(t, workflow(t, who, obj, old), argoWorkflowSettings)
+		expectAccepted(t, resp)
+		if len(resp.MutatedObject) != 0 || len(resp.Warnings) != 0 {
+			t.Fatalf("%s: an unchanged spec needs no change: %+v", who[0], resp)
+		}
+	}
+	// the old object's own bad input is still found: spec twice
+	resp, _ := evaluateReq(t, workflow(t, controller, obj, `{`+spec+`,`+spec+`}`), argoWorkflowSettings)
+	expectRejected(t, resp, `"spec"`)
+	// a changed spec is compared map by map: alice's value added by bob to the second template is removed
+	changed := strings.Replace(spec, `{"name":"b"}`, `{"name":"b","metadata":{"annotations":{"`+AnnotationKey+`":`+aliceJSON+`}}}`, 1)
+	resp, _ = evaluateReq(t, workflow(t, asBob, `{`+changed+`}`, `{`+spec+`}`), argoWorkflowSettings)
+	expectObject(t, resp, `{`+strings.Replace(spec, `{"name":"b"}`, `{"name":"b","metadata":{"annotations":{}}}`, 1)+`}`)
+}
