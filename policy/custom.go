@@ -411,6 +411,14 @@ const TaskGroupsKey = "yunikorn.apache.org/task-groups"
 // substitutes "{{...}}" in keys, so an invalid key may become the annotation), and a task-groups value
 // that is new or changed may not name the annotation.
 func (e *evaluation) checkTargetKeys(now *maps, t *cref, was *maps, old *cref) (decision, bool) {
+	if !t.m.exists() || gjson.Type(t.m.typ) != gjson.JSON {
+		return decision{}, false // no map yet: no key (and, in the module, no closure made for each of thousands)
+	}
+	return e.checkMapKeys(now, t, was, old)
+}
+
+// checkMapKeys is checkTargetKeys for a target whose map exists.
+func (e *evaluation) checkMapKeys(now *maps, t *cref, was *maps, old *cref) (decision, bool) {
 	m := t.m.result(now.doc)
 	if !m.IsObject() {
 		return decision{}, false
