@@ -108,11 +108,9 @@ func (e *evaluation) updateCustom() decision {
 	if isMissing(e.req.oldObject) {
 		return badInput("request.oldObject is missing: an UPDATE needs the old object to compare with")
 	}
-	was := now // each map its own pair: see unchangedAround
-	if !e.unchangedAround(&now) {
-		if was, problem = e.customMaps(e.req.oldObject, "request.oldObject"); problem != "" {
-			return badInput(problem)
-		}
+	was, problem := e.oldMaps(&now)
+	if problem != "" {
+		return badInput(problem)
 	}
 	trusted := e.trusted()
 	if !trusted {
@@ -162,6 +160,15 @@ func (e *evaluation) updateCustom() decision {
 		}
 	}
 	return c.decision()
+}
+
+// oldMaps is what the declared kind's paths name in the old object: now itself when every map of now
+// lies where the old object is the same (unchangedAround), each map then being its own pair.
+func (e *evaluation) oldMaps(now *maps) (maps, string) {
+	if e.unchangedAround(now) {
+		return *now, ""
+	}
+	return e.customMaps(e.req.oldObject, "request.oldObject")
 }
 
 // unchangedAround reports whether every map now names lies inside a top-level member of the object (spec,

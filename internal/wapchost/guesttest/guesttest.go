@@ -4,16 +4,27 @@
 // TinyGo is looked up in $TINYGO, then on PATH, then at <repo>/.tools/tinygo/bin/tinygo, where
 // `make test` installs it. Without one the calling test is skipped, unless $CI or $REQUIRE_TINYGO is
 // set: there a missing compiler must fail the run, not hide every wasm test.
+//
+// `go test ./...` runs a test binary per package, and seven of them need the policy: each would compile it
+// again (25-40 s of TinyGo each on the 2-core test machine). A module is therefore also kept in
+// build/guesttest/, named by a hash of everything that goes into it (the compiler, the arguments, the
+// directory and every Go source, go.mod and go.sum of the repository): a binary that finds it there
+// reads it instead of compiling, and a lock file makes the others wait for the one compiling it.
 package guesttest
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -94,11 +105,86 @@ func Build(t testing.TB, dir string, args ...string) []byte {
 		builds[key] = b
 	}
 	buildsMu.Unlock()
-	b.once.Do(func() { b.wasm, b.err = compile(tinygo, dir, args) })
+	b.once.Do(func() { b.wasm, b.err = cached(tinygo, dir, args) })
 	if b.err != nil {
 		t.Fatal(b.err)
 	}
 	return b.wasm
+}
+
+// cached returns the module from build/guesttest/ when one was compiled from the same inputs, and
+// otherwise compiles it and keeps it there.
+func cached(tinygo, dir string, args []string) ([]byte, error) {
+	key, err := inputsHash(tinygo, dir, args)
+	if err != nil {
+		return nil, err
+	}
+	cacheDir := filepath.Join(RepoRoot(), "build", "guesttest")
+	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(cacheDir, key+".wasm")
+	lock, err := os.OpenFile(path+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Close()
+	// Released when lock is closed; a test binary that dies releases it too.
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return nil, err
+	}
+	if wasm, err := os.ReadFile(path); err == nil {
+		return wasm, nil
+	}
+	wasm, err := compile(tinygo, dir, args)
+	if err != nil {
+		return nil, err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, wasm, 0o644); err != nil {
+		return nil, err
+	}
+	return wasm, os.Rename(tmp, path) // whole or absent, whatever stops the run
+}
+
+// inputsHash names a build by what goes into it: the compiler (path, size, time), the arguments, the
+// directory, and the path and contents of every .go file, go.mod and go.sum of the repository (outside
+// .git, .tools and build). Modules from the module proxy are fixed by go.sum.
+func inputsHash(tinygo, dir string, args []string) (string, error) {
+	h := sha256.New()
+	info, err := os.Stat(tinygo)
+	if err != nil {
+		return "", err
+	}
+	fmt.Fprintf(h, "%s\x00%d\x00%d\x00%s\x00%s\x00", tinygo, info.Size(), info.ModTime().UnixNano(), dir, strings.Join(args, "\x00"))
+	root := RepoRoot()
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if path != root && (name == ".git" || name == ".tools" || name == "build" || name == "node_modules") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(name, ".go") && name != "go.mod" && name != "go.sum" {
+			return nil
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		fmt.Fprintf(h, "%s\x00", path)
+		_, err = io.Copy(h, f)
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 func compile(tinygo, dir string, args []string) ([]byte, error) {
