@@ -105,8 +105,18 @@ func podIdentityRefusal(now, old *podIdentity, namespace string, appIDs bool) st
 			return ApplicationRefusal(now.appID, shown)
 		}
 	}
-	tg := now.taskGroups
-	if tg.Type == gjson.String && (old == nil || !sameEntry(old.taskGroups, tg)) && namesAnnotation(tg.Str) {
+	var was gjson.Result
+	if old != nil {
+		was = old.taskGroups
+	}
+	return taskGroupsRefusal(now.taskGroups, was)
+}
+
+// taskGroupsRefusal applies rule 15 to a task-groups annotation an untrusted requester sends: refused when
+// it names the user.info annotation and is new or changed (was is the old value, absent when there is none
+// or it cannot be told).
+func taskGroupsRefusal(value, was gjson.Result) string {
+	if value.Type == gjson.String && !sameEntry(was, value) && namesAnnotation(value.Str) {
 		return TaskGroupsRefusal
 	}
 	return ""

@@ -439,13 +439,14 @@ func (e *evaluation) checkMapKeys(now *maps, t *cref, was *maps, old *cref) (dec
 		switch {
 		case labelKeyProblem(strings.ToLower(key.Str)) != "": // the API server's check of annotation keys
 			refusal = InvalidKeyRefusal(now.key(t), key.Str)
-		case key.Str == TaskGroupsKey && value.Type == gjson.String && namesAnnotation(value.Str):
-			refusal = TaskGroupsRefusal
+		case key.Str == TaskGroupsKey:
+			var was gjson.Result // a key given twice in the old map: no value to compare with
 			if oldMap.IsObject() {
-				if _, was, dup := e.req.index.member(oldMap, TaskGroupsKey); !dup && sameValue(was, value) {
-					refusal = "" // unchanged
+				if _, v, dup := e.req.index.member(oldMap, TaskGroupsKey); !dup {
+					was = v
 				}
 			}
+			refusal = taskGroupsRefusal(value, was)
 		}
 		return refusal == ""
 	})

@@ -131,29 +131,27 @@ func (r *request) first(bit int, name string) bool {
 }
 
 func (r *request) readKind(kind gjson.Result) (group, name string) {
-	g, groupDup := r.index.child(kind, "group")
-	k, kindDup := r.index.child(kind, "kind")
-	switch {
-	case r.duplicate != "":
-	case groupDup:
-		r.duplicate = "request.kind.group"
-	case kindDup:
-		r.duplicate = "request.kind.kind"
-	}
+	g, k := r.readTwo(kind, "request.kind", "group", "kind")
 	return g.String(), k.String()
 }
 
 func (r *request) readUserInfo(userInfo gjson.Result) (username, groups gjson.Result) {
-	username, usernameDup := r.index.child(userInfo, "username")
-	groups, groupsDup := r.index.child(userInfo, "groups")
+	return r.readTwo(userInfo, "request.userInfo", "username", "groups")
+}
+
+// readTwo reads the members a and b of obj (at path), and records the first one that occurs twice as the
+// request's duplicate, unless one was found before.
+func (r *request) readTwo(obj gjson.Result, path, a, b string) (gjson.Result, gjson.Result) {
+	va, aDup := r.index.child(obj, a)
+	vb, bDup := r.index.child(obj, b)
 	switch {
 	case r.duplicate != "":
-	case usernameDup:
-		r.duplicate = "request.userInfo.username"
-	case groupsDup:
-		r.duplicate = "request.userInfo.groups"
+	case aDup:
+		r.duplicate = path + "." + a
+	case bDup:
+		r.duplicate = path + "." + b
 	}
-	return username, groups
+	return va, vb
 }
 
 // duplicateMember is the bad-input message for a member that occurs twice.
