@@ -38,6 +38,7 @@ Y
 setup() {
   load lib
   load operators
+  load yunikorn
   # Every operator example's settings at once, and airflow as the allow-listed external submitter
   # (examples/external-submitters.yaml, with the suite's user). Started here rather than in setup_file:
   # a process started there inherits a descriptor bats waits on.
@@ -69,6 +70,7 @@ teardown_file() {
   load operators
   stop_operator
   stop_operator argo
+  stop yunikorn
 }
 
 # ---------------------------------------------------------------- what the CRDs' schemas refuse
@@ -177,11 +179,15 @@ ray_cluster() {
          template: ($md + {spec: {containers: [{name: "ray-worker", image: $img}]}})}]}}'
 }
 
-# ray_job NAME [TEMPLATE-VALUE]: a RayJob whose cluster spec is ray_cluster's
+# ray_job NAME [TEMPLATE-VALUE] [SUBMITTER-VALUE]: a RayJob (K8sJobMode: KubeRay submits through a Job of its
+# own) whose cluster spec is ray_cluster's, with a submitterPodTemplate carrying SUBMITTER-VALUE (none when
+# empty); SUBMITTER-VALUE "-": no submitterPodTemplate (KubeRay's default submitter)
 ray_job() {
-  jq -n --arg name "$1" --argjson cluster "$(ray_cluster x "${2:-}")" '
+  jq -n --arg name "$1" --argjson cluster "$(ray_cluster x "${2:-}")" --arg sv "${3:-}" --arg k "$ANNOTATION" --arg img "$IMAGE" '
     {apiVersion: "ray.io/v1", kind: "RayJob", metadata: {name: $name},
-     spec: {entrypoint: "python -c \"print(1)\"", rayClusterSpec: $cluster.spec}}'
+     spec: {entrypoint: "python -c \"print(1)\"", submissionMode: "K8sJobMode", rayClusterSpec: $cluster.spec}} |
+    if $sv == "-" then . else .spec.submitterPodTemplate = ((if $sv == "" then {} else {metadata: {annotations: {($k): $sv}}} end) +
+      {spec: {restartPolicy: "Never", containers: [{name: "ray-job-submitter", image: $img}]}}) end'
 }
 
 # ray_job_cluster NS JOB: the RayCluster the operator generated for the RayJob (once it has)
@@ -218,21 +224,51 @@ kuberay() {
   ray_cluster for-alice "$ALICE_VALUE" | kc airflow -n "$ns" create -f - > /dev/null
   expect_pods "$op" "$ver" "$form" "$ns" ray.io/cluster=for-alice 2 alice
 
-  form="RayJob by alice -> its RayCluster"
+  # The RayJobs: alice's and bob's carry a submitterPodTemplate (bob's naming alice); a third (alice's) has
+  # none, so KubeRay builds its default submitter. Their submitter Jobs are checked at the end.
   ray_job job | kc alice -n "$ns" create -f - > /dev/null
+  ray_job forged-job "$CAROL_FORGED" "$ALICE_VALUE" | kc bob -n "$ns" create -f - > /dev/null
+  if [ -z "$sched" ]; then ray_job default-submitter "" - | kc alice -n "$ns" create -f - > /dev/null; fi
+
+  form="RayJob by alice -> its RayCluster"
   wait_until 60 "the RayCluster of RayJob job" test -n "$(ray_job_cluster "$ns" job)" || true
   expect_pods "$op" "$ver" "$form" "$ns" "ray.io/cluster=$(ray_job_cluster "$ns" job)" 2 alice
 
   form="RayJob by bob, carol's value in its cluster's templates -> its RayCluster"
-  ray_job forged-job "$CAROL_FORGED" | kc bob -n "$ns" create -f - > /dev/null
   wait_until 60 "the RayCluster of RayJob forged-job" test -n "$(ray_job_cluster "$ns" forged-job)" || true
   expect_pods "$op" "$ver" "$form" "$ns" "ray.io/cluster=$(ray_job_cluster "$ns" forged-job)" 2 bob
+
+  local j
+  if [ -z "$sched" ]; then
+    # A RayJob submits only to a Ready RayCluster (every pod Running and Ready). There is no kubelet: the suite
+    # reports its clusters' pods ready as one would, KubeRay then creates the submitter Job (K8sJobMode) and the
+    # job controller its pod.
+    wait_until 60 "the RayCluster of RayJob default-submitter" test -n "$(ray_job_cluster "$ns" default-submitter)" || true
+    for j in job forged-job default-submitter; do
+      wait_until 60 "2 pods of RayJob $j's cluster" pods_at_least "$ns" 2 "ray.io/cluster=$(ray_job_cluster "$ns" "$j")" || true
+      ray_pods_ready "$ns" "$(ray_job_cluster "$ns" "$j")"
+    done
+  fi
 
   form="bob's edit of alice's RayCluster worker template"
   run --separate-stderr kc bob -n "$ns" patch raycluster clean --type=json -p "$(jq -cn --arg k "${ANNOTATION//\//~1}" --arg v "$BOB_VALUE" \
     '[{op: "replace", path: "/spec/workerGroupSpecs/0/template/metadata/annotations/\($k)", value: $v}, {op: "replace", path: "/spec/workerGroupSpecs/0/replicas", value: 2}]')"
   echo "bob: patch alice's RayCluster (his value, 2 workers) -> exit $status; ${stderr:-}"
   expect_pods "$op" "$ver" "$form (restored), a second worker" "$ns" ray.io/cluster=clean 3 alice
+
+  if [ -z "$sched" ]; then
+    expect_pods "$op" "$ver" "RayJob by alice, submitterPodTemplate -> submitter pod (its cluster ready)" \
+      "$ns" batch.kubernetes.io/job-name=job 1 alice
+    expect_pods "$op" "$ver" "RayJob by bob, alice's value in submitterPodTemplate -> submitter pod" \
+      "$ns" batch.kubernetes.io/job-name=forged-job 1 bob
+    # Without a submitterPodTemplate KubeRay's Job template has no annotation: the Job (the operator's, trusted)
+    # is left as it is (rule 4), and its pod gets the identity of the job controller that creates it.
+    expect_pods "$op" "$ver" "RayJob by alice, no submitterPodTemplate (KubeRay's default) -> submitter pod" \
+      "$ns" batch.kubernetes.io/job-name=default-submitter 1 "user system:serviceaccount:kube-system:job-controller"
+    for j in job forged-job default-submitter; do
+      echo "submitter Job $j: template annotation $(kc admin -n "$ns" get job "$j" -o json | jq -c --arg k "$ANNOTATION" '.spec.template.metadata.annotations[$k]')"
+    done
+  fi
 
   if [ -n "$sched" ]; then
     form="pods' schedulerName"
@@ -249,6 +285,87 @@ kuberay() {
   echo "$op $ver, $form: $writes"
   controller_writes "$account" "$ns" > /dev/null
   stop_operator
+}
+
+# ray_cluster_yk NAME VALUE APP QUEUE: ray_cluster's RayCluster for YuniKorn: the labels KubeRay's yunikorn
+# batch scheduler copies onto the pods as YuniKorn's application ID and queue (yunikorn.apache.org/app-id ->
+# applicationId, yunikorn.apache.org/queue -> queue: batchscheduler/yunikorn in ray-operator), and templates
+# YuniKorn can place on the suite's kubelet-less Nodes (requests, and every taint tolerated)
+ray_cluster_yk() {
+  ray_cluster "$1" "$2" | jq --arg app "$3" --arg q "$4" '
+    .metadata.labels = {"yunikorn.apache.org/app-id": $app, "yunikorn.apache.org/queue": $q} |
+    (.spec.headGroupSpec.template.spec, .spec.workerGroupSpecs[].template.spec) |=
+      (.tolerations = [{operator: "Exists"}] | .containers[0].resources = {requests: {cpu: "100m", memory: "64Mi"}})'
+}
+
+# kuberay_yunikorn KEY: KubeRay (--batch-scheduler=yunikorn, watching its own namespace only) with YuniKorn's
+# real scheduler: the application user YuniKorn's REST API reports for the pods KubeRay created, and whom it
+# charges. yunikorn.bash's queues: root.alice admits alice only, root.sandbox anybody.
+kuberay_yunikorn() {
+  local key=$1 ver ns op app form seen rejected
+  require_operator "$key"
+  ver=${key##*-}
+  op="KubeRay + YuniKorn v${YUNIKORN_VERSION:-?}"
+  if ! yunikorn_built; then
+    row "$op" "$ver" "(every form)" "runs" "SKIPPED: YuniKorn's scheduler was not built (the module proxy refused it)"
+    skip "YuniKorn's scheduler was not built (see the build step's output)"
+  fi
+  ns=t-ray-yk-${ver//./-} app=rayop-$ver
+  apply_crds "$key"
+  new_namespace "$ns"
+  kc admin get namespace "$YK_NS" > /dev/null 2>&1 || yk_install
+  yk_start
+  start_operator "$key" --enable-leader-election=false --metrics-addr=0 --health-probe-bind-address=0 \
+    --batch-scheduler=yunikorn --watch-namespace="$ns"
+
+  ray_cluster_yk yk-alice "" "$app-alice" root.alice | kc alice -n "$ns" create -f - > /dev/null
+  ray_cluster_yk yk-bob "$ALICE_VALUE" "$app-bob" root.alice | kc bob -n "$ns" create -f - > /dev/null
+  ray_cluster_yk yk-bob-sandbox "$ALICE_VALUE" "$app-bob-sandbox" root.sandbox | kc bob -n "$ns" create -f - > /dev/null
+  wait_until 60 "alice's 2 pods to be bound" bash -c '[ "$(kubectl --kubeconfig="$0" -n "$1" get pods -l ray.io/cluster=yk-alice -o json |
+    jq "[.items[] | select(.spec.nodeName)] | length")" -ge 2 ]' "$RUN/admin.kubeconfig" "$ns" || true
+  wait_until 60 "bob's sandbox pods to be bound" bash -c '[ "$(kubectl --kubeconfig="$0" -n "$1" get pods -l ray.io/cluster=yk-bob-sandbox -o json |
+    jq "[.items[] | select(.spec.nodeName)] | length")" -ge 2 ]' "$RUN/admin.kubeconfig" "$ns" || true
+  rejected_seen() { [ "$(rejected_user "$1")" != "<none>" ] || [[ "$(kc admin -n "$2" get events -o json |
+    jq -r '[.items[] | select(.involvedObject.name | startswith("yk-bob-")) | select(.involvedObject.name | startswith("yk-bob-sandbox") | not) | .reason] | unique | join(",")')" == *ApplicationRejected* ]]; }
+  wait_until 60 "YuniKorn to reject bob's application in root.alice" rejected_seen "$app-bob" "$ns" || true
+  echo "pods: $(kc admin -n "$ns" get pods -o json | jq -c '[.items[] | {name: .metadata.name, app: .metadata.labels.applicationId, queue: .metadata.labels.queue, node: .spec.nodeName, phase: .status.phase, reason: .status.reason}]')"
+
+  form="RayCluster by alice, app-id/queue labels: root.alice"
+  seen="pods stamped $(pod_users "$ns" ray.io/cluster=yk-alice); $(bound_count "$ns" ray.io/cluster=yk-alice) bound; YuniKorn app user $(app_user root.alice "$app-alice"), charged to $(charged_to "$app-alice")"
+  row "$op" "$ver" "$form" "pods stamped alice; 2 bound; YuniKorn app user alice, charged to alice" "$seen"
+  echo "$form: $seen; the application's allocations: $(app_pods root.alice "$app-alice")"
+  [ "$seen" = "pods stamped alice; 2 bound; YuniKorn app user alice, charged to alice" ]
+  # the application is exactly the pods KubeRay created from alice's RayCluster
+  [ "$(app_pods root.alice "$app-alice")" = "$(kc admin -n "$ns" get pods -l ray.io/cluster=yk-alice -o json | jq -r '[.items[].metadata.name] | sort | join(",")')" ]
+
+  form="RayCluster by bob, alice's value in head and worker templates, root.alice (alice's queue)"
+  rejected=$(rejected_user "$app-bob")
+  if [ "$rejected" = "<none>" ] && [ "$(app_user root.alice "$app-bob")" = "<none>" ]; then
+    # YuniKorn v1.4.0 lists no rejected applications: its events say it
+    rejected=$(kc admin -n "$ns" get events -o json | jq -r '[.items[] | select(.involvedObject.name | startswith("yk-bob-")) |
+      select(.involvedObject.name | startswith("yk-bob-sandbox") | not) | select(.reason == "ApplicationRejected")] | if length > 0 then "bob (its events)" else "<none>" end')
+  fi
+  seen="pods stamped $(pod_users "$ns" ray.io/cluster=yk-bob); $(bound_count "$ns" ray.io/cluster=yk-bob) bound; YuniKorn rejected the application of user ${rejected%% *}, charged to $(charged_to "$app-bob")"
+  row "$op" "$ver" "$form" "pods stamped bob; 0 bound; YuniKorn rejected the application of user bob, charged to nobody" "$seen"
+  echo "$form: $seen ($rejected)"
+  [ "$seen" = "pods stamped bob; 0 bound; YuniKorn rejected the application of user bob, charged to nobody" ]
+
+  form="RayCluster by bob, alice's value in head and worker templates, root.sandbox"
+  seen="pods stamped $(pod_users "$ns" ray.io/cluster=yk-bob-sandbox); $(bound_count "$ns" ray.io/cluster=yk-bob-sandbox) bound; YuniKorn app user $(app_user root.sandbox "$app-bob-sandbox"), charged to $(charged_to "$app-bob-sandbox")"
+  row "$op" "$ver" "$form" "pods stamped bob; 2 bound; YuniKorn app user bob, charged to bob" "$seen"
+  echo "$form: $seen"
+  [ "$seen" = "pods stamped bob; 2 bound; YuniKorn app user bob, charged to bob" ]
+
+  # alice is charged for her application only
+  form="alice's usage in YuniKorn"
+  seen=$(usage_apps alice | tr , '\n' | grep "^$app" | paste -sd, -)
+  row "$op" "$ver" "$form" "$app-alice" "${seen:-nothing}"
+  [ "$seen" = "$app-alice" ]
+
+  # bob's rejected pods are recreated by KubeRay (a Failed pod is replaced): stop that before the next scenario
+  kc admin -n "$ns" delete rayclusters --all --wait=false > /dev/null
+  stop_operator
+  yk_stop
 }
 
 # ---------------------------------------------------------------- Argo Workflows
@@ -394,6 +511,10 @@ argo_controller_writes() {
   kuberay kuberay-v1.4.0 yunikorn
 }
 
+@test "KubeRay v1.4.0 --batch-scheduler=yunikorn with YuniKorn's scheduler: YuniKorn's application user is the RayCluster's author" {
+  kuberay_yunikorn kuberay-v1.4.0
+}
+
 @test "Argo v3.7.9: CronWorkflows' Workflows -> pods carry their author" { argo_cron argo-v3.7.9; }
 @test "Argo v3.7.9: the controller's own writes pass unchanged" { argo_controller_writes argo-v3.7.9; }
 
@@ -417,6 +538,10 @@ argo_controller_writes() {
 
 @test "KubeRay v1.5.0 --batch-scheduler=yunikorn: the same, on pods that name YuniKorn" {
   kuberay kuberay-v1.5.0 yunikorn
+}
+
+@test "KubeRay v1.5.0 --batch-scheduler=yunikorn with YuniKorn's scheduler: YuniKorn's application user is the RayCluster's author" {
+  kuberay_yunikorn kuberay-v1.5.0
 }
 
 @test "Kubeflow training operator v1.9.3: PyTorchJob pods carry their author's stamp; forged values are replaced; a trusted submitter's value is kept" {
