@@ -41,7 +41,10 @@ key() { jq -r 'map(tostring) | .[4] |= gsub("[0-9]+"; "#") | join(" | ")'; }
 
 update() {
   local tsv=$1 doc=$2 tmp
-  grep -qxF "$BEGIN_MARK" "$doc" && grep -qxF "$END_MARK" "$doc" || { echo "$doc has no operators-run-table markers" >&2; exit 2; }
+  if ! grep -qxF "$BEGIN_MARK" "$doc" || ! grep -qxF "$END_MARK" "$doc"; then
+    echo "$doc has no operators-run-table markers" >&2
+    exit 2
+  fi
   tmp=$(mktemp)
   # the table through the environment: awk -v would undo its backslashes
   T=$(markdown "$tsv") awk -v b="$BEGIN_MARK" -v e="$END_MARK" '
@@ -108,7 +111,7 @@ check() {
           failed=1
         fi
       done
-    done < <(grep -oE "$fam[^,;()]*" <<< "$section" || true)
+    done < <(grep -oE "${fam}[^,;()]*" <<< "$section" || true)
   done
   if [ "$failed" -ne 0 ]; then
     echo "After a change of the scenarios: make operators-table (the table of the last run into $doc), then" \

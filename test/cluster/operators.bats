@@ -196,6 +196,9 @@ ray_job() {
 ray_job_cluster() {
   kc admin -n "$1" get rayjob "$2" -o jsonpath='{.status.rayClusterName}'
 }
+# ray_job_has_cluster NS JOB: the operator has generated the RayJob's RayCluster (for wait_until: a
+# "$(...)" argument would be read once, when wait_until is called)
+ray_job_has_cluster() { [ -n "$(ray_job_cluster "$1" "$2")" ]; }
 
 # kuberay KEY [BATCH-SCHEDULER]: the KubeRay scenarios with one operator version and scheduler flag
 kuberay() {
@@ -233,11 +236,11 @@ kuberay() {
   if [ -z "$sched" ]; then ray_job default-submitter "" - | kc alice -n "$ns" create -f - > /dev/null; fi
 
   form="RayJob by alice -> its RayCluster"
-  wait_until 60 "the RayCluster of RayJob job" test -n "$(ray_job_cluster "$ns" job)" || true
+  wait_until 60 "the RayCluster of RayJob job" ray_job_has_cluster "$ns" job || true
   expect_pods "$op" "$ver" "$form" "$ns" "ray.io/cluster=$(ray_job_cluster "$ns" job)" 2 alice
 
   form="RayJob by bob, carol's value in its cluster's templates -> its RayCluster"
-  wait_until 60 "the RayCluster of RayJob forged-job" test -n "$(ray_job_cluster "$ns" forged-job)" || true
+  wait_until 60 "the RayCluster of RayJob forged-job" ray_job_has_cluster "$ns" forged-job || true
   expect_pods "$op" "$ver" "$form" "$ns" "ray.io/cluster=$(ray_job_cluster "$ns" forged-job)" 2 bob
 
   local j
@@ -245,7 +248,7 @@ kuberay() {
     # A RayJob submits only to a Ready RayCluster (every pod Running and Ready). There is no kubelet: the suite
     # reports its clusters' pods ready as one would, KubeRay then creates the submitter Job (K8sJobMode) and the
     # job controller its pod.
-    wait_until 60 "the RayCluster of RayJob default-submitter" test -n "$(ray_job_cluster "$ns" default-submitter)" || true
+    wait_until 60 "the RayCluster of RayJob default-submitter" ray_job_has_cluster "$ns" default-submitter || true
     for j in job forged-job default-submitter; do
       wait_until 60 "2 pods of RayJob $j's cluster" pods_at_least "$ns" 2 "ray.io/cluster=$(ray_job_cluster "$ns" "$j")" || true
       ray_pods_ready "$ns" "$(ray_job_cluster "$ns" "$j")"
@@ -465,13 +468,16 @@ argo_ref_case() {
   argo_case "$key" "$form" bob bob 1 "$tmpl"
 }
 
+# cron_ran NS CRON: the CronWorkflow has created a Workflow (for wait_until, which runs it at every poll)
+cron_ran() { [ -n "$(kc admin -n "$1" get workflows -l "workflows.argoproj.io/cron-workflow=$2" -o name)" ]; }
+
 # argo_cron KEY: alice's CronWorkflow (argo_start created it) ran a Workflow, created by the controller's
 # account and left unchanged; its pod carries alice's stamp; bob's (his podMetadata naming carol) bob's
 argo_cron() {
   local key=$1 ns wf form c
   ns=$(argo_ns "$key")
   for c in cron:alice cron-forged:bob; do
-    wait_until 150 "a Workflow of CronWorkflow ${c%%:*}" test -n "$(kc admin -n "$ns" get workflows -l "workflows.argoproj.io/cron-workflow=${c%%:*}" -o name)" || true
+    wait_until 150 "a Workflow of CronWorkflow ${c%%:*}" cron_ran "$ns" "${c%%:*}" || true
     wf=$(kc admin -n "$ns" get workflows -l "workflows.argoproj.io/cron-workflow=${c%%:*}" -o jsonpath='{.items[0].metadata.name}')
     form="CronWorkflow by ${c#*:}"
     if [ "${c%%:*}" = cron-forged ]; then form+=", carol's value in podMetadata"; fi
