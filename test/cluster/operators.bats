@@ -691,7 +691,9 @@ webhook_seconds() {
 @test "docs: docs/operators.md's table is this run's, and it and the README claim only versions the run showed" {
   if [ -n "${BATS_FILTER:-}" ]; then skip "BATS_FILTER ran some scenarios only: the run's table is partial"; fi
   if cut -f5 "$TABLE" | grep -q '^SKIPPED'; then skip "some operators were not built (see the banners): the run's table is partial"; fi
-  run "$BATS_TEST_DIRNAME/operators-table.sh" check "$TABLE" "$BATS_TEST_DIRNAME/../../docs/operators.md" "$BATS_TEST_DIRNAME/../../README.md"
+  local root=$BATS_TEST_DIRNAME/../.. doc
+  doc=$root/docs/operators.md
+  run "$BATS_TEST_DIRNAME/operators-table.sh" check "$TABLE" "$doc" "$root/README.md"
   echo "$output"
   [ "$status" -eq 0 ]
 }
