@@ -330,8 +330,12 @@ kuberay_yunikorn() {
     jq "[.items[] | select(.spec.nodeName)] | length")" -ge 2 ]' "$RUN/admin.kubeconfig" "$ns" || true
   wait_until 60 "bob's sandbox pods to be bound" bash -c '[ "$(kubectl --kubeconfig="$0" -n "$1" get pods -l ray.io/cluster=yk-bob-sandbox -o json |
     jq "[.items[] | select(.spec.nodeName)] | length")" -ge 2 ]' "$RUN/admin.kubeconfig" "$ns" || true
-  rejected_seen() { [ "$(rejected_user "$1")" != "<none>" ] || [[ "$(kc admin -n "$2" get events -o json |
-    jq -r '[.items[] | select(.involvedObject.name | startswith("yk-bob-")) | select(.involvedObject.name | startswith("yk-bob-sandbox") | not) | .reason] | unique | join(",")')" == *ApplicationRejected* ]]; }
+  # bob's application in root.alice: v1.8.0 lists rejected applications with their user; v1.4.0 keeps none, and
+  # only its events on the pods say it (ApplicationRejected or ApplicationFailed)
+  bob_events() {
+    kc admin -n "$1" get events -o json | jq -r '[.items[] | select(.involvedObject.name | test("^yk-bob-(head|cpu)")) | .reason] | unique | join(",")'
+  }
+  rejected_seen() { [ "$(rejected_user "$1")" != "<none>" ] || [[ "$(bob_events "$2")" =~ Application(Rejected|Failed) ]]; }
   wait_until 60 "YuniKorn to reject bob's application in root.alice" rejected_seen "$app-bob" "$ns" || true
   echo "pods: $(kc admin -n "$ns" get pods -o json | jq -c '[.items[] | {name: .metadata.name, app: .metadata.labels.applicationId, queue: .metadata.labels.queue, node: .spec.nodeName, phase: .status.phase, reason: .status.reason}]')"
 
@@ -344,16 +348,20 @@ kuberay_yunikorn() {
   [ "$(app_pods root.alice "$app-alice")" = "$(kc admin -n "$ns" get pods -l ray.io/cluster=yk-alice -o json | jq -r '[.items[].metadata.name] | sort | join(",")')" ]
 
   form="RayCluster by bob, alice's value in head and worker templates, root.alice (alice's queue)"
-  rejected=$(rejected_user "$app-bob")
-  if [ "$rejected" = "<none>" ] && [ "$(app_user root.alice "$app-bob")" = "<none>" ]; then
-    # YuniKorn v1.4.0 lists no rejected applications: its events say it
-    rejected=$(kc admin -n "$ns" get events -o json | jq -r '[.items[] | select(.involvedObject.name | startswith("yk-bob-")) |
-      select(.involvedObject.name | startswith("yk-bob-sandbox") | not) | select(.reason == "ApplicationRejected")] | if length > 0 then "bob (its events)" else "<none>" end')
+  local rejected_as=bob
+  if yk_rest /partition/default/applications/rejected > /dev/null; then
+    rejected="YuniKorn rejected the application of user $(rejected_user "$app-bob")"
+  else
+    rejected_as="? (v$YUNIKORN_VERSION lists no rejected applications; the pods' events)"
+    rejected="YuniKorn rejected the application of user ? (v$YUNIKORN_VERSION lists no rejected applications; the pods' events)"
+    [[ "$(bob_events "$ns")" =~ Application(Rejected|Failed) ]] || rejected="YuniKorn's events on bob's pods: $(bob_events "$ns")"
   fi
-  seen="pods stamped $(pod_users "$ns" ray.io/cluster=yk-bob); $(bound_count "$ns" ray.io/cluster=yk-bob) bound; YuniKorn rejected the application of user ${rejected%% *}, charged to $(charged_to "$app-bob")"
-  row "$op" "$ver" "$form" "pods stamped bob; 0 bound; YuniKorn rejected the application of user bob, charged to nobody" "$seen"
-  echo "$form: $seen ($rejected)"
-  [ "$seen" = "pods stamped bob; 0 bound; YuniKorn rejected the application of user bob, charged to nobody" ]
+  seen="pods stamped $(pod_users "$ns" ray.io/cluster=yk-bob); $(bound_count "$ns" ray.io/cluster=yk-bob) bound; $rejected, charged to $(charged_to "$app-bob")"
+  local want="pods stamped bob; 0 bound; YuniKorn rejected the application of user $rejected_as, charged to nobody"
+  row "$op" "$ver" "$form" "$want" "$seen"
+  echo "$form: $seen; events on bob's pods: $(bob_events "$ns")"
+  [ "$seen" = "$want" ]
+  [ "$(app_user root.alice "$app-bob")" = "<none>" ]
 
   form="RayCluster by bob, alice's value in head and worker templates, root.sandbox"
   seen="pods stamped $(pod_users "$ns" ray.io/cluster=yk-bob-sandbox); $(bound_count "$ns" ray.io/cluster=yk-bob-sandbox) bound; YuniKorn app user $(app_user root.sandbox "$app-bob-sandbox"), charged to $(charged_to "$app-bob-sandbox")"
