@@ -16,7 +16,7 @@ const (
 
 var operatorFamilies = []string{"KubeRay", "Argo", "Kubeflow", "Spark", "Flink"}
 
-var versionNumber = regexp.MustCompile(`(?:^|[^0-9.])v?([0-9]+\.[0-9]+(?:\.[0-9]+)?)`)
+var versionNumber = regexp.MustCompile(`(?:^|[^0-9.])v?(\d+\.\d+(?:\.\d+)?)`)
 
 // versionsIn returns the version numbers in text, without a leading v.
 func versionsIn(text string) []string {
@@ -32,7 +32,7 @@ func versionsIn(text string) []string {
 // familyOf returns the operator's first word (KubeRay, Argo, Kubeflow, Spark, Flink).
 func familyOf(name string) string {
 	name = strings.TrimLeft(name, " `*")
-	if i := strings.IndexFunc(name, func(r rune) bool { return !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z') }); i >= 0 {
+	if i := strings.IndexFunc(name, func(r rune) bool { return (r < 'A' || r > 'Z') && (r < 'a' || r > 'z') }); i >= 0 {
 		return name[:i]
 	}
 	return name
