@@ -62,6 +62,11 @@ OPERATOR_KEYS ?= spark-operator-v2.4.0 flink-operator-1.10.0 kuberay-v1.4.0 kube
 operators: ## fetch the operators' CRDs and build their controllers into .tools/operators (cold ~2 min each, cached)
 	@test/cluster/build-operators.sh $(OPERATORS_DIR) $(OPERATOR_KEYS)
 
+# After a change of the operator scenarios: the last run's table into docs/operators.md (operators.bats checks it).
+.PHONY: operators-table
+operators-table: ## put the table of the last e2e-operators run into docs/operators.md
+	@test/cluster/operators-table.sh update $(OPERATORS_RUN)/operators.tsv docs/operators.md
+
 .PHONY: e2e-operators
 e2e-operators: policy.wasm $(KWHOST) $(WEBHOOKCONFIG) ## real operators (KubeRay, Argo, Kubeflow training) create pods from custom resources, the policy in the loop; prints a table
 	@KUBE_VERSION=$(KUBE_VERSION) KUBE_BIN=$(KUBE_BIN) RUN=$(OPERATORS_RUN) KWHOST=$(KWHOST) \

@@ -143,12 +143,64 @@ who() {
     if $v == "" then "<none>" elif $v == $carol then "carol" else ([$stamps | to_entries[] | select(.value == $v) | .key][0] // $v) end'
 }
 
-# pod_owners NS SELECTOR: whose stamp each selected pod carries, as "N pods: USER" parts, sorted
+# pod_owners NS SELECTOR: whose stamp each selected pod carries, as "N pods: USER" parts, sorted (USER is the
+# test user whose exact stamp it is, else the user the value names, else the value)
 pod_owners() {
   kc admin -n "$1" get pods -l "$2" -o json | jq -r --argjson stamps "$STAMPS" --arg k "$ANNOTATION" '
     [.items[] | ((.metadata.annotations // {})[$k]) as $v |
-      if $v == null then "<none>" else ([$stamps | to_entries[] | select(.value == $v) | .key][0] // $v) end] |
+      if $v == null then "<none>" else ([$stamps | to_entries[] | select(.value == $v) | .key][0] //
+        (try ($v | fromjson | .user // empty | "user \(.)") catch null) // $v) end] |
     group_by(.) | map("\(length) \(if length == 1 then "pod" else "pods" end): \(.[0])") | join("; ")'
+}
+
+# pod_users NS SELECTOR: the users the selected pods' stamps name, unique, comma-separated (<none> for a pod
+# without one); for pods a controller keeps replacing, where a count means nothing
+pod_users() {
+  kc admin -n "$1" get pods -l "$2" -o json | jq -r --arg k "$ANNOTATION" '
+    [.items[] | (.metadata.annotations // {})[$k] // "" | if . == "" then "<none>" else (try (fromjson | .user) catch "<invalid>") end] |
+    unique | join(",")'
+}
+
+# bound_count NS SELECTOR: how many of the selected pods a scheduler bound to a node
+bound_count() {
+  kc admin -n "$1" get pods -l "$2" -o json | jq '[.items[] | select((.spec.nodeName // "") != "")] | length'
+}
+
+# ray_pods_ready NS CLUSTER: what a kubelet would report once the RayCluster's containers run: every pod of it
+# Running and Ready, through the status subresource, as the suite's own account (there is no kubelet). KubeRay
+# marks a RayCluster Ready when all its pods are; a RayJob submits only to a Ready cluster.
+ray_pods_ready() {
+  local pod now
+  now=$(date -u +%FT%TZ)
+  for pod in $(kc admin -n "$1" get pods -l "ray.io/cluster=$2" -o name); do
+    kc admin -n "$1" patch "$pod" --subresource=status --type=merge -p '{"status": {"phase": "Running",
+      "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "'"$now"'"},
+        {"type": "ContainersReady", "status": "True", "lastTransitionTime": "'"$now"'"}]}}' > /dev/null
+  done
+}
+
+# ---------------------------------------------------------------- YuniKorn (yunikorn.bash installs and runs it)
+# run-operators.sh builds YuniKorn's scheduler (OPERATORS_YUNIKORN_VERSION, default 1.8.0) before the suite
+# enters its network namespace; its REST API (:9080, every interface) is then on the suite's private loopback.
+
+# yunikorn_built: the scheduler is there (a refused download leaves it missing: the scenario is skipped)
+yunikorn_built() { [ -n "${YUNIKORN_BIN:-}" ] && [ -x "$YUNIKORN_BIN/yunikorn-scheduler" ]; }
+
+# charged_to APP: the test users whose usage YuniKorn charges APP to (its user-usage tracker), comma-separated,
+# or "nobody"
+charged_to() {
+  local u users=()
+  for u in alice bob airflow; do
+    if [[ ",$(usage_apps "$u")," == *",$1,"* ]]; then users+=("$u"); fi
+  done
+  if [ ${#users[@]} -eq 0 ]; then echo nobody; else (IFS=,; echo "${users[*]}"); fi
+}
+
+# rejected_user APP: the user of APP in YuniKorn's list of rejected applications (v1.8.0's REST API; <none>
+# when it is not there)
+rejected_user() {
+  { yk_rest /partition/default/applications/rejected || echo '[]'; } |
+    jq -r --arg app "$1" '[.[]? | select(.applicationID == $app) | .user][0] // "<none>"'
 }
 
 # expect_pods OPERATOR VERSION FORM NS SELECTOR COUNT USER: waits (60 s) until COUNT pods match SELECTOR,

@@ -38,6 +38,7 @@ Y
 setup() {
   load lib
   load operators
+  load yunikorn
   # Every operator example's settings at once, and airflow as the allow-listed external submitter
   # (examples/external-submitters.yaml, with the suite's user). Started here rather than in setup_file:
   # a process started there inherits a descriptor bats waits on.
@@ -69,6 +70,7 @@ teardown_file() {
   load operators
   stop_operator
   stop_operator argo
+  stop yunikorn
 }
 
 # ---------------------------------------------------------------- what the CRDs' schemas refuse
@@ -85,6 +87,8 @@ schema_case() {
   elif [ "$status" -ne 0 ]; then observed="refused by the schema: $stderr"
   else observed="accepted, $(who "$(jq -r --arg k "$ANNOTATION" "($want.annotations // {})[\$k] // empty" <<< "$output" 2> /dev/null)") in the map"
   fi
+  # the file's path is the run's own: left out, so that the table says the same in every run
+  observed=${observed//"$file"/<file>}
   observed=$(head -c 150 <<< "$observed" | tr '\n\t' '  ' | sed 's/ *$//')
   case $want in
     schema) row "$op" "$ver" "$form" "refused by the API server (its schema)" "$observed"; [[ "$observed" == "refused by the schema: "* ]] ;;
@@ -177,17 +181,24 @@ ray_cluster() {
          template: ($md + {spec: {containers: [{name: "ray-worker", image: $img}]}})}]}}'
 }
 
-# ray_job NAME [TEMPLATE-VALUE]: a RayJob whose cluster spec is ray_cluster's
+# ray_job NAME [TEMPLATE-VALUE] [SUBMITTER-VALUE]: a RayJob (K8sJobMode: KubeRay submits through a Job of its
+# own) whose cluster spec is ray_cluster's, with a submitterPodTemplate carrying SUBMITTER-VALUE (none when
+# empty); SUBMITTER-VALUE "-": no submitterPodTemplate (KubeRay's default submitter)
 ray_job() {
-  jq -n --arg name "$1" --argjson cluster "$(ray_cluster x "${2:-}")" '
+  jq -n --arg name "$1" --argjson cluster "$(ray_cluster x "${2:-}")" --arg sv "${3:-}" --arg k "$ANNOTATION" --arg img "$IMAGE" '
     {apiVersion: "ray.io/v1", kind: "RayJob", metadata: {name: $name},
-     spec: {entrypoint: "python -c \"print(1)\"", rayClusterSpec: $cluster.spec}}'
+     spec: {entrypoint: "python -c \"print(1)\"", submissionMode: "K8sJobMode", rayClusterSpec: $cluster.spec}} |
+    if $sv == "-" then . else .spec.submitterPodTemplate = ((if $sv == "" then {} else {metadata: {annotations: {($k): $sv}}} end) +
+      {spec: {restartPolicy: "Never", containers: [{name: "ray-job-submitter", image: $img}]}}) end'
 }
 
 # ray_job_cluster NS JOB: the RayCluster the operator generated for the RayJob (once it has)
 ray_job_cluster() {
   kc admin -n "$1" get rayjob "$2" -o jsonpath='{.status.rayClusterName}'
 }
+# ray_job_has_cluster NS JOB: the operator has generated the RayJob's RayCluster (for wait_until: a
+# "$(...)" argument would be read once, when wait_until is called)
+ray_job_has_cluster() { [ -n "$(ray_job_cluster "$1" "$2")" ]; }
 
 # kuberay KEY [BATCH-SCHEDULER]: the KubeRay scenarios with one operator version and scheduler flag
 kuberay() {
@@ -218,21 +229,51 @@ kuberay() {
   ray_cluster for-alice "$ALICE_VALUE" | kc airflow -n "$ns" create -f - > /dev/null
   expect_pods "$op" "$ver" "$form" "$ns" ray.io/cluster=for-alice 2 alice
 
-  form="RayJob by alice -> its RayCluster"
+  # The RayJobs: alice's and bob's carry a submitterPodTemplate (bob's naming alice); a third (alice's) has
+  # none, so KubeRay builds its default submitter. Their submitter Jobs are checked at the end.
   ray_job job | kc alice -n "$ns" create -f - > /dev/null
-  wait_until 60 "the RayCluster of RayJob job" test -n "$(ray_job_cluster "$ns" job)" || true
+  ray_job forged-job "$CAROL_FORGED" "$ALICE_VALUE" | kc bob -n "$ns" create -f - > /dev/null
+  if [ -z "$sched" ]; then ray_job default-submitter "" - | kc alice -n "$ns" create -f - > /dev/null; fi
+
+  form="RayJob by alice -> its RayCluster"
+  wait_until 60 "the RayCluster of RayJob job" ray_job_has_cluster "$ns" job || true
   expect_pods "$op" "$ver" "$form" "$ns" "ray.io/cluster=$(ray_job_cluster "$ns" job)" 2 alice
 
   form="RayJob by bob, carol's value in its cluster's templates -> its RayCluster"
-  ray_job forged-job "$CAROL_FORGED" | kc bob -n "$ns" create -f - > /dev/null
-  wait_until 60 "the RayCluster of RayJob forged-job" test -n "$(ray_job_cluster "$ns" forged-job)" || true
+  wait_until 60 "the RayCluster of RayJob forged-job" ray_job_has_cluster "$ns" forged-job || true
   expect_pods "$op" "$ver" "$form" "$ns" "ray.io/cluster=$(ray_job_cluster "$ns" forged-job)" 2 bob
+
+  local j
+  if [ -z "$sched" ]; then
+    # A RayJob submits only to a Ready RayCluster (every pod Running and Ready). There is no kubelet: the suite
+    # reports its clusters' pods ready as one would, KubeRay then creates the submitter Job (K8sJobMode) and the
+    # job controller its pod.
+    wait_until 60 "the RayCluster of RayJob default-submitter" ray_job_has_cluster "$ns" default-submitter || true
+    for j in job forged-job default-submitter; do
+      wait_until 60 "2 pods of RayJob $j's cluster" pods_at_least "$ns" 2 "ray.io/cluster=$(ray_job_cluster "$ns" "$j")" || true
+      ray_pods_ready "$ns" "$(ray_job_cluster "$ns" "$j")"
+    done
+  fi
 
   form="bob's edit of alice's RayCluster worker template"
   run --separate-stderr kc bob -n "$ns" patch raycluster clean --type=json -p "$(jq -cn --arg k "${ANNOTATION//\//~1}" --arg v "$BOB_VALUE" \
     '[{op: "replace", path: "/spec/workerGroupSpecs/0/template/metadata/annotations/\($k)", value: $v}, {op: "replace", path: "/spec/workerGroupSpecs/0/replicas", value: 2}]')"
   echo "bob: patch alice's RayCluster (his value, 2 workers) -> exit $status; ${stderr:-}"
   expect_pods "$op" "$ver" "$form (restored), a second worker" "$ns" ray.io/cluster=clean 3 alice
+
+  if [ -z "$sched" ]; then
+    expect_pods "$op" "$ver" "RayJob by alice, submitterPodTemplate -> submitter pod (its cluster ready)" \
+      "$ns" batch.kubernetes.io/job-name=job 1 alice
+    expect_pods "$op" "$ver" "RayJob by bob, alice's value in submitterPodTemplate -> submitter pod" \
+      "$ns" batch.kubernetes.io/job-name=forged-job 1 bob
+    # Without a submitterPodTemplate KubeRay's Job template has no annotation: the Job (the operator's, trusted)
+    # is left as it is (rule 4), and its pod gets the identity of the job controller that creates it.
+    expect_pods "$op" "$ver" "RayJob by alice, no submitterPodTemplate (KubeRay's default) -> submitter pod" \
+      "$ns" batch.kubernetes.io/job-name=default-submitter 1 "user system:serviceaccount:kube-system:job-controller"
+    for j in job forged-job default-submitter; do
+      echo "submitter Job $j: template annotation $(kc admin -n "$ns" get job "$j" -o json | jq -c --arg k "$ANNOTATION" '.spec.template.metadata.annotations[$k]')"
+    done
+  fi
 
   if [ -n "$sched" ]; then
     form="pods' schedulerName"
@@ -249,6 +290,95 @@ kuberay() {
   echo "$op $ver, $form: $writes"
   controller_writes "$account" "$ns" > /dev/null
   stop_operator
+}
+
+# ray_cluster_yk NAME VALUE APP QUEUE: ray_cluster's RayCluster for YuniKorn: the labels KubeRay's yunikorn
+# batch scheduler copies onto the pods as YuniKorn's application ID and queue (yunikorn.apache.org/app-id ->
+# applicationId, yunikorn.apache.org/queue -> queue: batchscheduler/yunikorn in ray-operator), and templates
+# YuniKorn can place on the suite's kubelet-less Nodes (requests, and every taint tolerated)
+ray_cluster_yk() {
+  ray_cluster "$1" "$2" | jq --arg app "$3" --arg q "$4" '
+    .metadata.labels = {"yunikorn.apache.org/app-id": $app, "yunikorn.apache.org/queue": $q} |
+    (.spec.headGroupSpec.template.spec, .spec.workerGroupSpecs[].template.spec) |=
+      (.tolerations = [{operator: "Exists"}] | .containers[0].resources = {requests: {cpu: "100m", memory: "64Mi"}})'
+}
+
+# kuberay_yunikorn KEY: KubeRay (--batch-scheduler=yunikorn, watching its own namespace only) with YuniKorn's
+# real scheduler: the application user YuniKorn's REST API reports for the pods KubeRay created, and whom it
+# charges. yunikorn.bash's queues: root.alice admits alice only, root.sandbox anybody.
+kuberay_yunikorn() {
+  local key=$1 ver ns op app form seen rejected
+  require_operator "$key"
+  ver=${key##*-}
+  op="KubeRay + YuniKorn v${YUNIKORN_VERSION:-?}"
+  if ! yunikorn_built; then
+    row "$op" "$ver" "(every form)" "runs" "SKIPPED: YuniKorn's scheduler was not built (the module proxy refused it)"
+    skip "YuniKorn's scheduler was not built (see the build step's output)"
+  fi
+  ns=t-ray-yk-${ver//./-} app=rayop-$ver
+  apply_crds "$key"
+  new_namespace "$ns"
+  kc admin get namespace "$YK_NS" > /dev/null 2>&1 || yk_install
+  yk_start
+  start_operator "$key" --enable-leader-election=false --metrics-addr=0 --health-probe-bind-address=0 \
+    --batch-scheduler=yunikorn --watch-namespace="$ns"
+
+  ray_cluster_yk yk-alice "" "$app-alice" root.alice | kc alice -n "$ns" create -f - > /dev/null
+  ray_cluster_yk yk-bob "$ALICE_VALUE" "$app-bob" root.alice | kc bob -n "$ns" create -f - > /dev/null
+  ray_cluster_yk yk-bob-sandbox "$ALICE_VALUE" "$app-bob-sandbox" root.sandbox | kc bob -n "$ns" create -f - > /dev/null
+  wait_until 60 "alice's 2 pods to be bound" bash -c '[ "$(kubectl --kubeconfig="$0" -n "$1" get pods -l ray.io/cluster=yk-alice -o json |
+    jq "[.items[] | select(.spec.nodeName)] | length")" -ge 2 ]' "$RUN/admin.kubeconfig" "$ns" || true
+  wait_until 60 "bob's sandbox pods to be bound" bash -c '[ "$(kubectl --kubeconfig="$0" -n "$1" get pods -l ray.io/cluster=yk-bob-sandbox -o json |
+    jq "[.items[] | select(.spec.nodeName)] | length")" -ge 2 ]' "$RUN/admin.kubeconfig" "$ns" || true
+  # bob's application in root.alice: v1.8.0 lists rejected applications with their user; v1.4.0 keeps none, and
+  # only its events on the pods say it (ApplicationRejected or ApplicationFailed)
+  bob_events() {
+    kc admin -n "$1" get events -o json | jq -r '[.items[] | select(.involvedObject.name | test("^yk-bob-(head|cpu)")) | .reason] | unique | join(",")'
+  }
+  rejected_seen() { [ "$(rejected_user "$1")" != "<none>" ] || [[ "$(bob_events "$2")" =~ Application(Rejected|Failed) ]]; }
+  wait_until 60 "YuniKorn to reject bob's application in root.alice" rejected_seen "$app-bob" "$ns" || true
+  echo "pods: $(kc admin -n "$ns" get pods -o json | jq -c '[.items[] | {name: .metadata.name, app: .metadata.labels.applicationId, queue: .metadata.labels.queue, node: .spec.nodeName, phase: .status.phase, reason: .status.reason}]')"
+
+  form="RayCluster by alice, app-id/queue labels: root.alice"
+  seen="pods stamped $(pod_users "$ns" ray.io/cluster=yk-alice); $(bound_count "$ns" ray.io/cluster=yk-alice) bound; YuniKorn app user $(app_user root.alice "$app-alice"), charged to $(charged_to "$app-alice")"
+  row "$op" "$ver" "$form" "pods stamped alice; 2 bound; YuniKorn app user alice, charged to alice" "$seen"
+  echo "$form: $seen; the application's allocations: $(app_pods root.alice "$app-alice")"
+  [ "$seen" = "pods stamped alice; 2 bound; YuniKorn app user alice, charged to alice" ]
+  # the application is exactly the pods KubeRay created from alice's RayCluster
+  [ "$(app_pods root.alice "$app-alice")" = "$(kc admin -n "$ns" get pods -l ray.io/cluster=yk-alice -o json | jq -r '[.items[].metadata.name] | sort | join(",")')" ]
+
+  form="RayCluster by bob, alice's value in head and worker templates, root.alice (alice's queue)"
+  local rejected_as=bob
+  if yk_rest /partition/default/applications/rejected > /dev/null; then
+    rejected="YuniKorn rejected the application of user $(rejected_user "$app-bob")"
+  else
+    rejected_as="? (v$YUNIKORN_VERSION lists no rejected applications; the pods' events)"
+    rejected="YuniKorn rejected the application of user ? (v$YUNIKORN_VERSION lists no rejected applications; the pods' events)"
+    [[ "$(bob_events "$ns")" =~ Application(Rejected|Failed) ]] || rejected="YuniKorn's events on bob's pods: $(bob_events "$ns")"
+  fi
+  seen="pods stamped $(pod_users "$ns" ray.io/cluster=yk-bob); $(bound_count "$ns" ray.io/cluster=yk-bob) bound; $rejected, charged to $(charged_to "$app-bob")"
+  local want="pods stamped bob; 0 bound; YuniKorn rejected the application of user $rejected_as, charged to nobody"
+  row "$op" "$ver" "$form" "$want" "$seen"
+  echo "$form: $seen; events on bob's pods: $(bob_events "$ns")"
+  [ "$seen" = "$want" ]
+  [ "$(app_user root.alice "$app-bob")" = "<none>" ]
+
+  form="RayCluster by bob, alice's value in head and worker templates, root.sandbox"
+  seen="pods stamped $(pod_users "$ns" ray.io/cluster=yk-bob-sandbox); $(bound_count "$ns" ray.io/cluster=yk-bob-sandbox) bound; YuniKorn app user $(app_user root.sandbox "$app-bob-sandbox"), charged to $(charged_to "$app-bob-sandbox")"
+  row "$op" "$ver" "$form" "pods stamped bob; 2 bound; YuniKorn app user bob, charged to bob" "$seen"
+  echo "$form: $seen"
+  [ "$seen" = "pods stamped bob; 2 bound; YuniKorn app user bob, charged to bob" ]
+
+  # alice is charged for her application only
+  form="alice's usage in YuniKorn"
+  seen=$(usage_apps alice | tr , '\n' | grep "^$app" | paste -sd, -)
+  row "$op" "$ver" "$form" "$app-alice" "${seen:-nothing}"
+  [ "$seen" = "$app-alice" ]
+
+  # bob's rejected pods are recreated by KubeRay (a Failed pod is replaced): stop that before the next scenario
+  kc admin -n "$ns" delete rayclusters --all --wait=false > /dev/null
+  stop_operator
+  yk_stop
 }
 
 # ---------------------------------------------------------------- Argo Workflows
@@ -346,13 +476,16 @@ argo_ref_case() {
   argo_case "$key" "$form" bob bob 1 "$tmpl"
 }
 
+# cron_ran NS CRON: the CronWorkflow has created a Workflow (for wait_until, which runs it at every poll)
+cron_ran() { [ -n "$(kc admin -n "$1" get workflows -l "workflows.argoproj.io/cron-workflow=$2" -o name)" ]; }
+
 # argo_cron KEY: alice's CronWorkflow (argo_start created it) ran a Workflow, created by the controller's
 # account and left unchanged; its pod carries alice's stamp; bob's (his podMetadata naming carol) bob's
 argo_cron() {
   local key=$1 ns wf form c
   ns=$(argo_ns "$key")
   for c in cron:alice cron-forged:bob; do
-    wait_until 150 "a Workflow of CronWorkflow ${c%%:*}" test -n "$(kc admin -n "$ns" get workflows -l "workflows.argoproj.io/cron-workflow=${c%%:*}" -o name)" || true
+    wait_until 150 "a Workflow of CronWorkflow ${c%%:*}" cron_ran "$ns" "${c%%:*}" || true
     wf=$(kc admin -n "$ns" get workflows -l "workflows.argoproj.io/cron-workflow=${c%%:*}" -o jsonpath='{.items[0].metadata.name}')
     form="CronWorkflow by ${c#*:}"
     if [ "${c%%:*}" = cron-forged ]; then form+=", carol's value in podMetadata"; fi
@@ -394,6 +527,10 @@ argo_controller_writes() {
   kuberay kuberay-v1.4.0 yunikorn
 }
 
+@test "KubeRay v1.4.0 --batch-scheduler=yunikorn with YuniKorn's scheduler: YuniKorn's application user is the RayCluster's author" {
+  kuberay_yunikorn kuberay-v1.4.0
+}
+
 @test "Argo v3.7.9: CronWorkflows' Workflows -> pods carry their author" { argo_cron argo-v3.7.9; }
 @test "Argo v3.7.9: the controller's own writes pass unchanged" { argo_controller_writes argo-v3.7.9; }
 
@@ -417,6 +554,10 @@ argo_controller_writes() {
 
 @test "KubeRay v1.5.0 --batch-scheduler=yunikorn: the same, on pods that name YuniKorn" {
   kuberay kuberay-v1.5.0 yunikorn
+}
+
+@test "KubeRay v1.5.0 --batch-scheduler=yunikorn with YuniKorn's scheduler: YuniKorn's application user is the RayCluster's author" {
+  kuberay_yunikorn kuberay-v1.5.0
 }
 
 @test "Kubeflow training operator v1.9.3: PyTorchJob pods carry their author's stamp; forged values are replaced; a trusted submitter's value is kept" {
@@ -549,4 +690,18 @@ webhook_seconds() {
   [ "$(pod_owners "$ns" "")" = "200 pods: alice; 100 pods: bob" ]
   stop_operator
   stop_operator argo
+}
+
+# ---------------------------------------------------------------- the documents against this run
+# docs/operators.md carries this run's table (make operators-table puts it there) and, like the README, says
+# which versions were tested: after a complete run, both must claim what the run showed (operators-table.sh).
+
+@test "docs: docs/operators.md's table is this run's, and it and the README claim only versions the run showed" {
+  if [ -n "${BATS_FILTER:-}" ]; then skip "BATS_FILTER ran some scenarios only: the run's table is partial"; fi
+  if cut -f5 "$TABLE" | grep -q '^SKIPPED'; then skip "some operators were not built (see the banners): the run's table is partial"; fi
+  local root=$BATS_TEST_DIRNAME/../.. doc
+  doc=$root/docs/operators.md
+  run "$BATS_TEST_DIRNAME/operators-table.sh" check "$TABLE" "$doc" "$root/README.md"
+  echo "$output"
+  [ "$status" -eq 0 ]
 }

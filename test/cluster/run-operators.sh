@@ -5,13 +5,15 @@
 #     $OPERATORS_DIR): their CRDs from their published artifacts, their controllers from their Go modules.
 #     When the proxy refuses Kubernetes the stage is SKIPPED with a banner; when it refuses an operator,
 #     that operator's scenarios are skipped with a banner. REQUIRE_CLUSTER=1 (or CI=true) makes either an error.
+#     YuniKorn's scheduler (build-yunikorn.sh, cached) for the KubeRay scenarios that read its application users.
 #  2. run.sh with SUITE=operators.bats, inside network and mount namespaces of its own (`unshare`, unprivileged):
-#     Argo's health endpoint (:6060) and the training operator's webhook (:9443) listen on every interface,
-#     hard-coded; in the namespace "every interface" is a private loopback, so nothing listens on the machine's
-#     network and nothing collides with another suite's ports.
+#     Argo's health endpoint (:6060), the training operator's webhook (:9443) and YuniKorn's REST API (:9080)
+#     listen on every interface, hard-coded; in the namespace "every interface" is a private loopback, so nothing
+#     listens on the machine's network and nothing collides with another suite's ports.
 #  3. The table the scenarios recorded: operator, version, resource form, expected, observed.
 #
-# Env: as run.sh (RUN defaults to build/cluster-operators), OPERATORS_DIR, OPERATOR_KEYS (which operators).
+# Env: as run.sh (RUN defaults to build/cluster-operators), OPERATORS_DIR, OPERATOR_KEYS (which operators),
+# OPERATORS_YUNIKORN_VERSION (the YuniKorn scheduler of the KubeRay + YuniKorn scenarios, default 1.8.0).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -62,6 +64,18 @@ case $rc in
      banner "the scenarios of ${missing[*]} did NOT run." \
        "The module proxy (or Maven Central) refused them; the other operators' scenarios run." ;;
   *) echo "building the operators failed (exit $rc)" >&2; exit 1 ;;
+esac
+# YuniKorn's scheduler for the KubeRay scenarios that read its application users (build-yunikorn.sh, cached in
+# .tools/yunikorn/vVERSION; yunikorn.bash installs and starts it). Refused: those scenarios are skipped.
+export YUNIKORN_VERSION=${OPERATORS_YUNIKORN_VERSION:-1.8.0}
+export YUNIKORN_BIN=$ROOT/.tools/yunikorn/v$YUNIKORN_VERSION YUNIKORN_TABLE=$RUN/yunikorn.tsv
+rc=0
+timeout 1800 "$HERE/build-yunikorn.sh" "$YUNIKORN_VERSION" "$YUNIKORN_BIN" || rc=$?
+case $rc in
+  0) ;;
+  3) banner "the KubeRay scenarios with YuniKorn's scheduler did NOT run." \
+       "YuniKorn v$YUNIKORN_VERSION could not be built: the Go module proxy did not serve its modules." ;;
+  *) echo "building YuniKorn v$YUNIKORN_VERSION failed (exit $rc)" >&2; exit 1 ;;
 esac
 echo "operators ready [$(el)]"
 
