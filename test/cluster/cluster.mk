@@ -75,7 +75,7 @@ e2e-operators: policy.wasm $(KWHOST) $(WEBHOOKCONFIG) ## real operators (KubeRay
 YUNIKORN_VERSIONS ?= 1.4.0 1.8.0
 
 .PHONY: yunikorn-binaries
-yunikorn-binaries: ## build YuniKorn's scheduler for each of YUNIKORN_VERSIONS into .tools/yunikorn (once per version)
+yunikorn-binaries: ## build YuniKorn's scheduler and admission controller for each of YUNIKORN_VERSIONS into .tools/yunikorn (once per version)
 	@for v in $(YUNIKORN_VERSIONS); do test/cluster/build-yunikorn.sh $$v $(TOOLS)/yunikorn/v$$v; done
 
 .PHONY: e2e-yunikorn
