@@ -84,3 +84,17 @@ e2e-yunikorn: policy.wasm $(KWHOST) $(WEBHOOKCONFIG) ## YuniKorn's scheduler (v1
 	  POLICY=$(CURDIR)/policy.wasm WEBHOOKCONFIG=$(WEBHOOKCONFIG) METADATA=$(CLUSTER_METADATA) \
 	  MATCH_CONDITIONS=$(CLUSTER_MATCH_CONDITIONS) YUNIKORN_VERSIONS="$(YUNIKORN_VERSIONS)" \
 	  test/cluster/yunikorn.sh
+
+# The head-to-head (not part of make test): the policy's webhook (kwhost serve) and YuniKorn's own admission
+# controller under the same load, alternating rounds, per YuniKorn version one after the other: the API server's
+# admission latency by webhook and CPU per admission (test/cluster/yunikorn-bench.bats). Figures in
+# build/bench-yunikorn/bench-results.txt and the table at the end.
+BENCH_ROUNDS ?= 4
+BENCH_PODS ?= 300
+.PHONY: bench-yunikorn
+bench-yunikorn: policy.wasm $(KWHOST) $(WEBHOOKCONFIG) $(LOADGEN) ## head-to-head admission latency and CPU: the policy's webhook vs YuniKorn's admission controller (v1.4.0, v1.8.0; BENCH_ROUNDS x BENCH_PODS pods each)
+	@KUBE_VERSION=$(KUBE_VERSION) KUBE_BIN=$(KUBE_BIN) RUN=$(BUILD)/bench-yunikorn KWHOST=$(KWHOST) \
+	  POLICY=$(CURDIR)/policy.wasm WEBHOOKCONFIG=$(WEBHOOKCONFIG) METADATA=$(CLUSTER_METADATA) \
+	  MATCH_CONDITIONS=$(CLUSTER_MATCH_CONDITIONS) YUNIKORN_VERSIONS="$(YUNIKORN_VERSIONS)" LOADGEN=$(LOADGEN) \
+	  YUNIKORN_SUITE=yunikorn-bench.bats YUNIKORN_SERIAL=1 BENCH_ROUNDS=$(BENCH_ROUNDS) BENCH_PODS=$(BENCH_PODS) \
+	  test/cluster/yunikorn.sh

@@ -12,7 +12,8 @@
 #  3. A table of version, scenario, expected and observed, from every version's run.
 #
 # Env: YUNIKORN_VERSIONS (default "1.4.0 1.8.0"), RUN (state, default build/cluster-yunikorn; one directory
-# per version below it), and everything run.sh takes (ports, BATS_FILTER, KEEP is not supported here).
+# per version below it), YUNIKORN_SUITE (default yunikorn.bats; make bench-yunikorn: yunikorn-bench.bats), and
+# everything run.sh takes (ports, BATS_FILTER, KEEP is not supported here).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -82,7 +83,7 @@ failed=()
 # left in $! is run.sh's, which stops what it started when signalled)
 start_version() {
   # shellcheck disable=SC2016,SC2034 # the variables are the command's environment; $1 is the inner shell's
-  RUN=$BASE/v$1 YUNIKORN_VERSION=$1 YUNIKORN_BIN=$ROOT/.tools/yunikorn/v$1 YUNIKORN_TABLE=$TABLE SUITE=yunikorn.bats \
+  RUN=$BASE/v$1 YUNIKORN_VERSION=$1 YUNIKORN_BIN=$ROOT/.tools/yunikorn/v$1 YUNIKORN_TABLE=$TABLE SUITE=${YUNIKORN_SUITE:-yunikorn.bats} \
     "${netns[@]}" bash -c 'PATH=$PATH:/usr/sbin:/sbin; { ip link show lo | grep -q LOOPBACK,UP || ip link set lo up; } && exec "$1"' _ "$HERE/run.sh"
 }
 if [ "${netns[0]}" != env ] && [ "${YUNIKORN_SERIAL:-0}" != 1 ] && [ ${#ran[@]} -gt 1 ]; then
