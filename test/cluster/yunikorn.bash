@@ -150,6 +150,7 @@ yk_start() {
   echo "--- start $(date -u +%T)" >> "$log"
   (
     unset KUBERNETES_SERVICE_HOST KUBERNETES_SERVICE_PORT
+    # shellcheck disable=SC2030 # the subshell is the point: the environment is the scheduler's alone
     export KUBECONFIG=$RUN/yunikorn.kubeconfig NAMESPACE=$YK_NS
     start yunikorn "$YUNIKORN_BIN/yunikorn-scheduler"
   )
@@ -354,6 +355,7 @@ yk_ac_live() {
 yk_ac_start() {
   (
     unset KUBERNETES_SERVICE_HOST KUBERNETES_SERVICE_PORT
+    # shellcheck disable=SC2031 # the subshell is the point: the environment is the controller's alone
     export KUBECONFIG=$RUN/yunikorn-admission.kubeconfig NAMESPACE=$YK_NS
     start yunikorn-admission "$YUNIKORN_BIN/yunikorn-admission-controller"
   )
