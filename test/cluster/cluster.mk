@@ -92,9 +92,9 @@ e2e-yunikorn: policy.wasm $(KWHOST) $(WEBHOOKCONFIG) ## YuniKorn's scheduler (v1
 BENCH_ROUNDS ?= 4
 BENCH_PODS ?= 300
 .PHONY: bench-yunikorn
-bench-yunikorn: policy.wasm $(KWHOST) $(WEBHOOKCONFIG) $(LOADGEN) ## head-to-head admission latency and CPU: the policy's webhook vs YuniKorn's admission controller (v1.4.0, v1.8.0; BENCH_ROUNDS x BENCH_PODS pods each)
+bench-yunikorn: policy.wasm build/floor.wasm $(KWHOST) $(WEBHOOKCONFIG) $(LOADGEN) ## head-to-head admission latency and CPU: the policy's webhook vs YuniKorn's admission controller (v1.4.0, v1.8.0; BENCH_ROUNDS x BENCH_PODS pods each)
 	@KUBE_VERSION=$(KUBE_VERSION) KUBE_BIN=$(KUBE_BIN) RUN=$(BUILD)/bench-yunikorn KWHOST=$(KWHOST) \
 	  POLICY=$(CURDIR)/policy.wasm WEBHOOKCONFIG=$(WEBHOOKCONFIG) METADATA=$(CLUSTER_METADATA) \
-	  MATCH_CONDITIONS=$(CLUSTER_MATCH_CONDITIONS) YUNIKORN_VERSIONS="$(YUNIKORN_VERSIONS)" LOADGEN=$(LOADGEN) \
+	  MATCH_CONDITIONS=$(CLUSTER_MATCH_CONDITIONS) YUNIKORN_VERSIONS="$(YUNIKORN_VERSIONS)" LOADGEN=$(LOADGEN) FLOOR=$(CURDIR)/build/floor.wasm \
 	  YUNIKORN_SUITE=yunikorn-bench.bats YUNIKORN_SERIAL=1 BENCH_ROUNDS=$(BENCH_ROUNDS) BENCH_PODS=$(BENCH_PODS) \
 	  test/cluster/yunikorn.sh
