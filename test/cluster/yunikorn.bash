@@ -1,7 +1,8 @@
 # yunikorn.bash: helpers of yunikorn.bats, the YuniKorn stage: Apache YuniKorn's scheduler against the cluster
 # suite's control plane. Loaded after lib.bash. YuniKorn runs as the ServiceAccount yunikorn/yunikorn-admin
 # (a token kubeconfig), with the queues below, on two fake Nodes; its REST API is on 127.0.0.1:9080 of the
-# suite's private network namespace (yunikorn.sh).
+# suite's private network namespace (yunikorn.sh). Its admission controller (scenarios 13-15, make
+# bench-yunikorn) runs as yunikorn/yunikorn-admission-controller, helpers at the end.
 #
 # Expects (yunikorn.sh and run.sh export them): YUNIKORN_VERSION, YUNIKORN_BIN, YUNIKORN_TABLE and lib.bash's.
 

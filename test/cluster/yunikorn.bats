@@ -3,7 +3,7 @@
 # runs it once per YuniKorn version, through run.sh, in a private network namespace. Each scenario asserts what
 # YuniKorn did (the pod bound or failed, its events, the REST API's application user and user usage) and adds
 # a row to the stage's table. The scenarios run in order: the restart and audit at the end read what the
-# earlier ones left.
+# earlier ones left. Scenarios 13-15, last, run YuniKorn's own admission controller beside the policy.
 bats_require_minimum_version 1.5.0
 
 load lib
@@ -495,7 +495,6 @@ drop_gangs() {
   yk_stop
   yk_start
 }
-
 
 # --- YuniKorn's own admission controller beside the policy (coexistence). Both webhooks see the same pods in
 # $NS_CO; the API server calls mutating webhooks in the order of their configurations' names. The pods of these

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# yunikorn.sh: the YuniKorn stage (`make e2e-yunikorn`): Apache YuniKorn's real scheduler against the cluster
-# suite's control plane, with the policy (kwhost serve) in the loop, once per YuniKorn version.
+# yunikorn.sh: the YuniKorn stage (`make e2e-yunikorn`): Apache YuniKorn's real scheduler (and its admission
+# controller) against the cluster suite's control plane, with the policy (kwhost serve) in the loop, once per
+# YuniKorn version; also the head-to-head (`make bench-yunikorn`, YUNIKORN_SUITE=yunikorn-bench.bats).
 #
 #  1. Debian packages and kube-apiserver/kube-controller-manager (build-k8s.sh, cached), then each YuniKorn
 #     version (build-yunikorn.sh, cached in .tools/yunikorn/vVERSION). A module the proxy refuses SKIPS that
