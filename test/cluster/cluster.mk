@@ -80,7 +80,7 @@ e2e-operators: policy.wasm $(KWHOST) $(WEBHOOKCONFIG) ## real operators (KubeRay
 YUNIKORN_VERSIONS ?= 1.4.0 1.8.0
 
 .PHONY: yunikorn-binaries
-yunikorn-binaries: ## build YuniKorn's scheduler for each of YUNIKORN_VERSIONS into .tools/yunikorn (once per version)
+yunikorn-binaries: ## build YuniKorn's scheduler and admission controller for each of YUNIKORN_VERSIONS into .tools/yunikorn (once per version)
 	@for v in $(YUNIKORN_VERSIONS); do test/cluster/build-yunikorn.sh $$v $(TOOLS)/yunikorn/v$$v; done
 
 .PHONY: e2e-yunikorn
@@ -88,4 +88,18 @@ e2e-yunikorn: policy.wasm $(KWHOST) $(WEBHOOKCONFIG) ## YuniKorn's scheduler (v1
 	@KUBE_VERSION=$(KUBE_VERSION) KUBE_BIN=$(KUBE_BIN) RUN=$(BUILD)/cluster-yunikorn KWHOST=$(KWHOST) \
 	  POLICY=$(CURDIR)/policy.wasm WEBHOOKCONFIG=$(WEBHOOKCONFIG) METADATA=$(CLUSTER_METADATA) \
 	  MATCH_CONDITIONS=$(CLUSTER_MATCH_CONDITIONS) YUNIKORN_VERSIONS="$(YUNIKORN_VERSIONS)" \
+	  test/cluster/yunikorn.sh
+
+# The head-to-head (not part of make test): the policy's webhook (kwhost serve) and YuniKorn's own admission
+# controller under the same load, alternating rounds, per YuniKorn version one after the other: the API server's
+# admission latency by webhook and CPU per admission (test/cluster/yunikorn-bench.bats). Figures in
+# build/bench-yunikorn/bench-results.txt and the table at the end.
+BENCH_ROUNDS ?= 4
+BENCH_PODS ?= 300
+.PHONY: bench-yunikorn
+bench-yunikorn: policy.wasm build/floor.wasm $(KWHOST) $(WEBHOOKCONFIG) $(LOADGEN) ## head-to-head admission latency and CPU: the policy's webhook vs YuniKorn's admission controller (v1.4.0, v1.8.0; BENCH_ROUNDS x BENCH_PODS pods each)
+	@KUBE_VERSION=$(KUBE_VERSION) KUBE_BIN=$(KUBE_BIN) RUN=$(BUILD)/bench-yunikorn KWHOST=$(KWHOST) \
+	  POLICY=$(CURDIR)/policy.wasm WEBHOOKCONFIG=$(WEBHOOKCONFIG) METADATA=$(CLUSTER_METADATA) \
+	  MATCH_CONDITIONS=$(CLUSTER_MATCH_CONDITIONS) YUNIKORN_VERSIONS="$(YUNIKORN_VERSIONS)" LOADGEN=$(LOADGEN) FLOOR=$(CURDIR)/build/floor.wasm \
+	  YUNIKORN_SUITE=yunikorn-bench.bats YUNIKORN_SERIAL=1 BENCH_ROUNDS=$(BENCH_ROUNDS) BENCH_PODS=$(BENCH_PODS) \
 	  test/cluster/yunikorn.sh

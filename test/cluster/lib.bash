@@ -34,12 +34,13 @@ wait_until() {
 }
 
 # start NAME COMMAND...: in its own session, output to $RUN/logs/NAME.log, no inherited descriptors
-# (bats waits for whoever holds its fd 3).
+# (bats waits for whoever holds its fd 3, and, for a process started in setup_file, its fd 4: a scheduler
+# started there and never restarted kept a filtered run waiting at its end).
 start() {
   local name=$1
   shift
   mkdir -p "$RUN/logs" "$RUN/pids"
-  setsid "$@" >> "$RUN/logs/$name.log" 2>&1 < /dev/null 3>&- &
+  setsid "$@" >> "$RUN/logs/$name.log" 2>&1 < /dev/null 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
   echo $! > "$RUN/pids/$name.pid"
   readlink -f "$(command -v "$1")" > "$RUN/pids/$name.exe"
 }

@@ -1,7 +1,8 @@
 # yunikorn.bash: helpers of yunikorn.bats, the YuniKorn stage: Apache YuniKorn's scheduler against the cluster
 # suite's control plane. Loaded after lib.bash. YuniKorn runs as the ServiceAccount yunikorn/yunikorn-admin
 # (a token kubeconfig), with the queues below, on two fake Nodes; its REST API is on 127.0.0.1:9080 of the
-# suite's private network namespace (yunikorn.sh).
+# suite's private network namespace (yunikorn.sh). Its admission controller (scenarios 13-15, make
+# bench-yunikorn) runs as yunikorn/yunikorn-admission-controller, helpers at the end.
 #
 # Expects (yunikorn.sh and run.sh export them): YUNIKORN_VERSION, YUNIKORN_BIN, YUNIKORN_TABLE and lib.bash's.
 
@@ -150,6 +151,7 @@ yk_start() {
   echo "--- start $(date -u +%T)" >> "$log"
   (
     unset KUBERNETES_SERVICE_HOST KUBERNETES_SERVICE_PORT
+    # shellcheck disable=SC2030 # the subshell is the point: the environment is the scheduler's alone
     export KUBECONFIG=$RUN/yunikorn.kubeconfig NAMESPACE=$YK_NS
     start yunikorn "$YUNIKORN_BIN/yunikorn-scheduler"
   )
@@ -252,4 +254,146 @@ record() {
 note_stamp() {
   printf '%s\t%s\t%s\n' "$1" "$2" "$(kc admin -n "$1" get pod "$2" -o json | jq -c --arg k "$ANNOTATION" '(.metadata.annotations // {})[$k]')" \
     >> "$RUN/yk-stamps.tsv"
+}
+
+# --- YuniKorn's own admission controller beside the policy (the coexistence scenarios) ---
+# It registers its webhooks by Service reference (yunikorn/yunikorn-admission-controller-service, port 443 unless
+# told otherwise) and listens on :9089. There is no kube-proxy here: the Service gets a fixed ClusterIP, which
+# the suite adds to lo of its private network namespace, and port 9089, and its webhooks are patched to that
+# port. The API server (without --enable-aggregator-routing) dials a webhook Service at its ClusterIP and port.
+# shellcheck disable=SC2034
+{
+  YK_AC_SVC=yunikorn-admission-controller-service
+  YK_AC_IP=10.0.0.89 # inside --service-cluster-ip-range 10.0.0.0/24
+  YK_AC_PORT=9089
+  YK_AC_SA=yunikorn-admission-controller
+  YK_AC_MUTATING=yunikorn-admission-controller-mutations
+  YK_AC_VALIDATING=yunikorn-admission-controller-validations
+  YK_AC_HOOK=admission-webhook.yunikorn.mutate-pods
+  # the name Kubewarden gives a ClusterAdmissionPolicy's webhook configuration (clusterwide-<name>; newer
+  # controllers kw.<kind>.<name>): it sorts before YuniKorn's, so the API server calls the policy first
+  POLICY_FIRST_NAME=clusterwide-yunikorn-user-info
+  NS_CO=yk-co
+}
+
+# yk_ac_install: its account (webhook configurations, its Secret, the ConfigMaps), the empty Secret it keeps
+# its CA in, the Service and the ClusterIP on lo. Fails when lo cannot take the address (no CAP_NET_ADMIN).
+yk_ac_install() {
+  ip addr show dev lo | grep -q "inet $YK_AC_IP/" || ip addr add "$YK_AC_IP/32" dev lo || return 1
+  kc admin -n "$YK_NS" create serviceaccount "$YK_AC_SA" > /dev/null
+  kc admin -n "$YK_NS" create secret generic admission-controller-secrets > /dev/null
+  kc admin apply -f - > /dev/null <<Y
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: e2e-yunikorn-admission}
+rules:
+- apiGroups: [""]
+  resources: [configmaps, namespaces]
+  verbs: [get, watch, list]
+- apiGroups: [scheduling.k8s.io]
+  resources: [priorityclasses]
+  verbs: [get, watch, list]
+- apiGroups: [admissionregistration.k8s.io]
+  resources: [mutatingwebhookconfigurations, validatingwebhookconfigurations]
+  verbs: [get, watch, list, create, update, patch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: e2e-yunikorn-admission}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: e2e-yunikorn-admission}
+subjects:
+- {kind: ServiceAccount, name: $YK_AC_SA, namespace: $YK_NS}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: e2e-yunikorn-admission, namespace: $YK_NS}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: e2e-yunikorn}
+subjects:
+- {kind: ServiceAccount, name: $YK_AC_SA, namespace: $YK_NS}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: $YK_AC_SVC, namespace: $YK_NS}
+spec:
+  clusterIP: $YK_AC_IP
+  ports: [{name: https, port: $YK_AC_PORT, targetPort: $YK_AC_PORT}]
+  selector: {app: yunikorn-admission-controller}
+Y
+  local token
+  token=$(kc admin -n "$YK_NS" create token "$YK_AC_SA" --duration=24h)
+  sed "s|token: \".*\"|token: \"$token\"|" "$RUN/yunikorn.kubeconfig" > "$RUN/yunikorn-admission.kubeconfig"
+}
+
+# yk_ac_config KEY=VALUE...: sets admissionController.* keys of the yunikorn-configs ConfigMap (the admission
+# controller hot-reloads it) and waits until it has logged the reloaded configuration
+yk_ac_config() {
+  local patch='{}' kv before
+  for kv in "$@"; do patch=$(jq -c --arg k "${kv%%=*}" --arg v "${kv#*=}" '.[$k] = $v' <<< "$patch"); done
+  before=$(grep -c 'Loaded admission controller configuration' "$RUN/logs/yunikorn-admission.log" 2> /dev/null || true)
+  kc admin -n "$YK_NS" patch configmap yunikorn-configs --type=merge -p "{\"data\": $patch}" > /dev/null
+  wait_until 30 "the admission controller to reload its configuration" \
+    bash -c "[ \$(grep -c 'Loaded admission controller configuration' '$RUN/logs/yunikorn-admission.log') -gt ${before:-0} ]"
+  echo "YuniKorn admission controller: $patch"
+}
+
+# yk_ac_patch_port: YuniKorn's two webhooks to the Service's port (it checks name, namespace and path of its
+# Service reference when it starts, never the port: the patch survives its restarts)
+yk_ac_patch_port() {
+  local c
+  for c in "mutatingwebhookconfiguration $YK_AC_MUTATING" "validatingwebhookconfiguration $YK_AC_VALIDATING"; do
+    # shellcheck disable=SC2086
+    kc admin patch $c --type=json -p "[{\"op\": \"add\", \"path\": \"/webhooks/0/clientConfig/service/port\", \"value\": $YK_AC_PORT}]" > /dev/null
+  done
+}
+
+# yk_ac_live: a dry-run pod of alice's without a schedulerName comes back with YuniKorn's (its webhook answered)
+yk_ac_live() {
+  [ "$(kc alice -n "$NS_CO" run e2e-ac-probe --image="$IMAGE" --restart=Never --dry-run=server -o jsonpath='{.spec.schedulerName}' 2> /dev/null)" = yunikorn ]
+}
+
+# yk_ac_start: YuniKorn's admission controller (no flags: KUBECONFIG and NAMESPACE, like the scheduler), ready
+# when its webhooks are registered, patched to the Service's port, and answering the API server
+yk_ac_start() {
+  (
+    unset KUBERNETES_SERVICE_HOST KUBERNETES_SERVICE_PORT
+    # shellcheck disable=SC2031 # the subshell is the point: the environment is the controller's alone
+    export KUBECONFIG=$RUN/yunikorn-admission.kubeconfig NAMESPACE=$YK_NS
+    start yunikorn-admission "$YUNIKORN_BIN/yunikorn-admission-controller"
+  )
+  local t0=$SECONDS
+  wait_until 60 "the admission controller to start" grep -q 'the admission controller started' "$RUN/logs/yunikorn-admission.log" ||
+    die_with_log yunikorn-admission "YuniKorn's admission controller did not start" || return 1
+  yk_ac_patch_port
+  wait_until 30 "YuniKorn's webhook to answer" yk_ac_live || die_with_log yunikorn-admission "YuniKorn's webhook does not answer" || return 1
+  echo "YuniKorn's admission controller v$YUNIKORN_VERSION up in $((SECONDS - t0)) s"
+}
+
+# yk_ac_stop: the admission controller and its webhook configurations (they cover every namespace)
+yk_ac_stop() {
+  stop yunikorn-admission
+  kc admin delete mutatingwebhookconfiguration "$YK_AC_MUTATING" --ignore-not-found > /dev/null
+  kc admin delete validatingwebhookconfiguration "$YK_AC_VALIDATING" --ignore-not-found > /dev/null
+}
+
+# policy_order ORDER [REINVOCATION]: the policy's webhook configuration (the one register_webhook made) named so
+# that the API server calls it after YuniKorn's (ORDER last: yunikorn-user-info-e2e sorts after
+# yunikorn-admission-controller-mutations) or before it (first: $POLICY_FIRST_NAME), with reinvocationPolicy
+# REINVOCATION (default Never). The new one is applied before the old one is deleted: the policy never leaves.
+policy_order() {
+  local name=yunikorn-user-info-e2e other=$POLICY_FIRST_NAME
+  if [ "$1" = first ]; then name=$POLICY_FIRST_NAME other=yunikorn-user-info-e2e; fi
+  jq --arg n "$name" --arg r "${2:-Never}" '.metadata.name = $n | .webhooks[0].reinvocationPolicy = $r' \
+    "$RUN/webhook-configuration.json" | kc admin apply -f - > /dev/null
+  kc admin delete mutatingwebhookconfiguration "$other" --ignore-not-found > /dev/null
+  if [ "$1" = last ] && [ "${2:-Never}" = Never ]; then echo default; else echo "order:$1:${2:-Never}"; fi > "$RUN/webhook.variant"
+}
+
+# policy_calls NAME: how many times the policy was called for the pod NAME in $NS_CO (reinvocations count)
+policy_calls() {
+  jq -c --arg ns "$NS_CO" --arg n "$1" 'select(.namespace == $ns and .name == $n and .kind == "Pod")' "$RUN/reviews.jsonl" | wc -l
+}
+# policy_stamped NAME: the policy's (last) answer for the pod NAME patched the annotation: yes or no
+policy_stamped() {
+  jq -r --arg ns "$NS_CO" --arg n "$1" --arg k "${ANNOTATION//\//~1}" 'select(.namespace == $ns and .name == $n and .kind == "Pod") |
+    if any(.patch[]?; .path | contains($k)) or any(.patch[]?; .path == "/metadata/annotations") then "yes" else "no" end' "$RUN/reviews.jsonl" | head -n 1
 }

@@ -3,7 +3,7 @@
 # runs it once per YuniKorn version, through run.sh, in a private network namespace. Each scenario asserts what
 # YuniKorn did (the pod bound or failed, its events, the REST API's application user and user usage) and adds
 # a row to the stage's table. The scenarios run in order: the restart and audit at the end read what the
-# earlier ones left.
+# earlier ones left. Scenarios 13-15, last, run YuniKorn's own admission controller beside the policy.
 bats_require_minimum_version 1.5.0
 
 load lib
@@ -22,7 +22,10 @@ setup_file() {
 # puts them back at its end; this does it when it failed half-way. On failure, the scheduler's log tail.
 teardown() {
   if [ ! -f "$RUN/pids/kwhost.pid" ]; then start_kwhost "$(cat "$RUN/kwhost.settings")" > /dev/null; fi
-  if [ "$(cat "$RUN/webhook.variant")" != default ]; then register_webhook; fi
+  if [ "$(cat "$RUN/webhook.variant")" != default ]; then
+    register_webhook
+    kc admin delete mutatingwebhookconfiguration "$POLICY_FIRST_NAME" --ignore-not-found > /dev/null
+  fi
   if [ ! -f "$RUN/pids/yunikorn.pid" ]; then yk_start > /dev/null || true; fi
   if [ "${BATS_TEST_COMPLETED:-}" != 1 ]; then yk_log_tail; fi
 }
@@ -491,4 +494,174 @@ drop_gangs() {
   drop_gangs "$gang"
   yk_stop
   yk_start
+}
+
+# --- YuniKorn's own admission controller beside the policy (coexistence). Both webhooks see the same pods in
+# $NS_CO; the API server calls mutating webhooks in the order of their configurations' names. The pods of these
+# scenarios name no schedulerName: YuniKorn's admission controller sets it, so a pod YuniKorn binds went through
+# it. Each case is a real create: alice's clean pod, bob's pod carrying alice's value, airflow (allow-listed by
+# the policy) supplying alice, and alice's Deployment whose pod the ReplicaSet controller (trusted) creates.
+
+# co_pod NAME APP [VALUE]: a pod for root.alice without a schedulerName
+co_pod() { yk_pod "$1" "$2" root.alice "${3:-}" 'del(.spec.schedulerName)'; }
+# co_deployment NAME APP: alice's Deployment, one replica, no annotation, no schedulerName
+co_deployment() {
+  jq -n --arg name "$1" --arg app "$2" --arg img "$IMAGE" '{apiVersion: "apps/v1", kind: "Deployment",
+    metadata: {name: $name}, spec: {replicas: 1, selector: {matchLabels: {app: $name}},
+      template: {metadata: {labels: {app: $name, applicationId: $app, queue: "root.alice"}},
+        spec: {tolerations: [{operator: "Exists"}],
+          containers: [{name: "c", image: $img, resources: {requests: {cpu: "100m", memory: "64Mi"}}}]}}}}'
+}
+co_pod_of() { kc admin -n "$NS_CO" get pods -l "app=$1" -o jsonpath='{.items[0].metadata.name}' 2> /dev/null; }
+# who_refused: from $stderr, who refused the request: yunikorn (its message), policy, or other
+who_refused() {
+  if [[ "$stderr" == *"is not allowed to set user annotation"* ]]; then echo "refused by YuniKorn ($(grep -o 'user [^ ]* with groups \[[^]]*\]' <<< "$stderr" | head -n 1))"
+  elif [[ "$stderr" == *"$ANNOTATION"* ]]; then echo "refused by the policy"
+  else echo "refused: $(head -c 120 <<< "$stderr")"; fi
+}
+# co_cases TAG: the four cases in $NS_CO, apps yk-co-TAG-{alice,bob,airflow,deploy}; sets CO_A CO_B CO_C CO_D
+# (admitted or who refused) and CO_POD_D (the Deployment's pod, once the ReplicaSet controller made it)
+co_cases() {
+  local tag=$1
+  co_pod "co-$tag-alice" "yk-co-$tag-alice" > "$BATS_TEST_TMPDIR/a.json"
+  co_pod "co-$tag-bob" "yk-co-$tag-bob" "$ALICE_VALUE" > "$BATS_TEST_TMPDIR/b.json"
+  co_pod "co-$tag-airflow" "yk-co-$tag-airflow" "$ALICE_VALUE" > "$BATS_TEST_TMPDIR/c.json"
+  co_deployment "co-$tag-deploy" "yk-co-$tag-deploy" > "$BATS_TEST_TMPDIR/d.json"
+  submit alice "$NS_CO" "$BATS_TEST_TMPDIR/a.json"
+  if [ "$status" -eq 0 ]; then CO_A=admitted; else CO_A=$(who_refused); fi
+  submit bob "$NS_CO" "$BATS_TEST_TMPDIR/b.json"
+  if [ "$status" -eq 0 ]; then CO_B=admitted; else CO_B=$(who_refused); fi
+  submit airflow "$NS_CO" "$BATS_TEST_TMPDIR/c.json"
+  if [ "$status" -eq 0 ]; then CO_C=admitted; else CO_C=$(who_refused); fi
+  submit alice "$NS_CO" "$BATS_TEST_TMPDIR/d.json"
+  if [ "$status" -eq 0 ]; then CO_D=admitted; else CO_D=$(who_refused); fi
+  CO_POD_D=""
+  if [ "$CO_D" = admitted ]; then
+    wait_until 30 "the pod of co-$tag-deploy" co_pod_of "co-$tag-deploy" || true
+    CO_POD_D=$(co_pod_of "co-$tag-deploy")
+  fi
+  echo "cases $tag: alice $CO_A; bob forging alice $CO_B; airflow supplying alice $CO_C; alice's Deployment $CO_D, pod ${CO_POD_D:-none}"
+}
+
+@test "13. YuniKorn's admission controller with its defaults beside the policy: it refuses every value it did not stamp itself, so only the order 'YuniKorn first' admits pods" {
+  if ! yk_ac_install; then skip "lo cannot take $YK_AC_IP here (no CAP_NET_ADMIN in this network namespace)"; fi
+  new_namespace "$NS_CO"
+  yk_ac_start
+  use_settings '{"bypassAuth":true,"externalUsers":["^airflow$"]}'
+  refused_alice() { ! kc alice -n "$NS_CO" create --dry-run=server -f "$BATS_TEST_TMPDIR/probe.json" > /dev/null 2>&1; }
+  admitted_alice() { ! refused_alice; }
+  co_pod co-probe yk-co-probe > "$BATS_TEST_TMPDIR/probe.json"
+
+  # YuniKorn first: the policy's configuration keeps its name, which sorts after yunikorn-admission-controller-mutations
+  policy_order last
+  wait_until 30 "the order YuniKorn, policy" admitted_alice
+  co_cases yk-first
+  local a_stamp a_by_policy
+  a_stamp=$(stamp_user "$NS_CO" co-yk-first-alice) a_by_policy=$(policy_stamped co-yk-first-alice)
+  record "13 coexistence, YuniKorn's defaults, YuniKorn first" "alice admitted (YuniKorn stamps); forged and airflow refused by YuniKorn" \
+    "alice $CO_A, stamp $a_stamp, policy patched: $a_by_policy; bob $CO_B; airflow $CO_C; Deployment $CO_D, pod stamp $(stamp_user "$NS_CO" "$CO_POD_D" 2> /dev/null)"
+  [ "$CO_A" = admitted ]
+  [ "$a_stamp" = alice ]
+  [ "$a_by_policy" = no ] # YuniKorn had stamped it already: the policy found alice's own value
+  [ "$(kc admin -n "$NS_CO" get pod co-yk-first-alice -o jsonpath='{.spec.schedulerName}')" = yunikorn ]
+  [[ "$CO_B" == "refused by YuniKorn (user bob "* ]]
+  [[ "$CO_C" == "refused by YuniKorn (user airflow "* ]] # the policy trusts airflow; YuniKorn's defaults do not
+  [ "$CO_D" = admitted ]
+  [ "$(stamp_user "$NS_CO" "$CO_POD_D")" = alice ]
+
+  # the policy first (the name Kubewarden gives it): YuniKorn then sees the policy's stamp and refuses its requester
+  policy_order first
+  wait_until 30 "the order policy, YuniKorn" refused_alice
+  co_cases policy-first
+  record "13 coexistence, YuniKorn's defaults, policy first" "every pod refused by YuniKorn (it sees the policy's stamp)" \
+    "alice $CO_A; bob $CO_B; airflow $CO_C; Deployment $CO_D"
+  policy_order last
+  [[ "$CO_A" == "refused by YuniKorn (user alice "* ]]
+  [[ "$CO_B" == "refused by YuniKorn (user bob "* ]]
+  [[ "$CO_C" == "refused by YuniKorn (user airflow "* ]]
+  [[ "$CO_D" == "refused by YuniKorn (user alice "* ]]
+  [ -z "$(kc admin -n "$NS_CO" get pods -l 'applicationId in (yk-co-policy-first-alice,yk-co-policy-first-bob,yk-co-policy-first-airflow)' -o name)" ]
+}
+
+# co_outcomes TAG: waits for what YuniKorn does with the admitted pods of co_cases TAG; CO_SEEN says it per case
+co_outcomes() {
+  local tag=$1 c pod app seen=()
+  if [ "$CO_A" = admitted ]; then wait_bound "$NS_CO" "co-$tag-alice" 60 || true; fi
+  if [ "$CO_C" = admitted ]; then wait_bound "$NS_CO" "co-$tag-airflow" 30 || true; fi
+  if [ -n "$CO_POD_D" ]; then wait_bound "$NS_CO" "$CO_POD_D" 30 || true; fi
+  if [ "$CO_B" = admitted ]; then wait_failed "$NS_CO" "co-$tag-bob" 30 || true; fi
+  for c in "alice:co-$tag-alice:$CO_A" "bob forging alice:co-$tag-bob:$CO_B" "airflow supplying alice:co-$tag-airflow:$CO_C" \
+    "alice's Deployment:${CO_POD_D:-none}:$CO_D"; do
+    pod=$(cut -d: -f2 <<< "$c") app=yk-$(cut -d: -f2 <<< "$c")
+    if [[ "$c" == *Deployment* ]]; then app=yk-co-$tag-deploy; fi
+    if [ "${c##*:}" = admitted ]; then
+      seen+=("${c%%:*}: stamp $(stamp_user "$NS_CO" "$pod"), $(outcome "$NS_CO" "$pod"), app user $(app_user root.alice "$app")")
+    else
+      seen+=("${c%%:*}: ${c#*:*:}")
+    fi
+  done
+  CO_SEEN=$(printf '%s; ' "${seen[@]}")
+  CO_SEEN=${CO_SEEN%; }
+}
+co_assert_agree() {
+  local tag=$1
+  [ "$CO_A" = admitted ] && [ "$CO_B" = admitted ] && [ "$CO_C" = admitted ] && [ "$CO_D" = admitted ]
+  [ "$(stamp_user "$NS_CO" "co-$tag-alice")" = alice ]
+  [ "$(outcome "$NS_CO" "co-$tag-alice")" = bound ]
+  [ "$(app_user root.alice "yk-co-$tag-alice")" = alice ]
+  [ "$(stamp_user "$NS_CO" "co-$tag-bob")" = bob ]
+  [ "$(outcome "$NS_CO" "co-$tag-bob")" = rejected ]
+  [ "$(app_user root.alice "yk-co-$tag-bob")" != alice ]
+  [[ ",$(usage_apps alice)," != *,yk-co-$tag-bob,* ]]
+  [ "$(stamp_user "$NS_CO" "co-$tag-airflow")" = alice ]
+  [ "$(outcome "$NS_CO" "co-$tag-airflow")" = bound ]
+  [ "$(app_user root.alice "yk-co-$tag-airflow")" = alice ]
+  [ "$(stamp_user "$NS_CO" "$CO_POD_D")" = alice ]
+  [ "$(outcome "$NS_CO" "$CO_POD_D")" = bound ]
+  [ "$(app_user root.alice "yk-co-$tag-deploy")" = alice ]
+}
+
+@test "14. the configuration that agrees: YuniKorn's bypassAuth true leaves user.info to the policy, in both orders (the policy reinvoked after YuniKorn's patch when first)" {
+  if [ ! -f "$RUN/pids/yunikorn-admission.pid" ]; then skip "YuniKorn's admission controller is not running (scenario 13)"; fi
+  use_settings '{"bypassAuth":true,"externalUsers":["^airflow$"]}'
+  yk_ac_config admissionController.accessControl.bypassAuth=true
+  # the policy with reinvocationPolicy IfNeeded: called again when a later webhook (YuniKorn's) changed the pod
+  local n=0
+  calls_now() { n=$((n + 1)); kc alice -n "$NS_CO" run "co-probe-$n" --image="$IMAGE" --restart=Never --dry-run=server -o name > /dev/null 2>&1; [ "$(policy_calls "co-probe-$n")" -eq "$1" ]; }
+  local order calls
+  for order in last first; do
+    policy_order "$order" IfNeeded
+    # YuniKorn first: one call of the policy; the policy first: a second one after YuniKorn set schedulerName
+    calls=1
+    [ "$order" = first ] && calls=2
+    wait_until 30 "the policy $order ($calls calls per pod)" calls_now "$calls"
+    co_cases "bypass-$order"
+    co_outcomes "bypass-$order"
+    record "14 coexistence, YuniKorn bypassAuth=true, policy $order" "all admitted; YuniKorn runs alice, airflow's alice, the controller's pod as alice, bob as bob" \
+      "policy calls for alice's pod: $(policy_calls "co-bypass-$order-alice"); $CO_SEEN"
+    co_assert_agree "bypass-$order"
+    [ "$(policy_calls "co-bypass-$order-alice")" -eq "$calls" ]
+  done
+  policy_order last
+}
+
+@test "15. YuniKorn's checks on, its lists aligned with the policy's (reject mode): they agree only while YuniKorn is called first" {
+  if [ ! -f "$RUN/pids/yunikorn-admission.pid" ]; then skip "YuniKorn's admission controller is not running (scenario 13)"; fi
+  use_settings '{"bypassAuth":true,"externalUsers":["^airflow$"],"onUntrustedAnnotation":"reject"}'
+  yk_ac_config admissionController.accessControl.bypassAuth=false 'admissionController.accessControl.externalUsers=^airflow$' \
+    'admissionController.accessControl.systemUsers=^system:serviceaccount:kube-system:,^system:kube-controller-manager$'
+  policy_order last
+  co_cases aligned
+  co_outcomes aligned
+  record "15 coexistence, YuniKorn checks aligned, YuniKorn first" "alice, airflow, controller admitted and run as alice; bob refused (by YuniKorn first)" \
+    "$CO_SEEN"
+  [ "$CO_A" = admitted ] && [ "$CO_C" = admitted ] && [ "$CO_D" = admitted ]
+  [[ "$CO_B" == "refused by YuniKorn (user bob "* ]]
+  [ "$(outcome "$NS_CO" co-aligned-alice)" = bound ] && [ "$(app_user root.alice yk-co-aligned-alice)" = alice ]
+  [ "$(outcome "$NS_CO" co-aligned-airflow)" = bound ] && [ "$(app_user root.alice yk-co-aligned-airflow)" = alice ]
+  [ "$(stamp_user "$NS_CO" "$CO_POD_D")" = alice ] && [ "$(outcome "$NS_CO" "$CO_POD_D")" = bound ]
+  [ -z "$(kc admin -n "$NS_CO" get pod co-aligned-bob --ignore-not-found -o name)" ]
+  # leave the suite as it was: no YuniKorn webhook, the policy's defaults
+  yk_ac_stop
+  use_settings '{}'
 }

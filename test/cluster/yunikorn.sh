@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# yunikorn.sh: the YuniKorn stage (`make e2e-yunikorn`): Apache YuniKorn's real scheduler against the cluster
-# suite's control plane, with the policy (kwhost serve) in the loop, once per YuniKorn version.
+# yunikorn.sh: the YuniKorn stage (`make e2e-yunikorn`): Apache YuniKorn's real scheduler (and its admission
+# controller) against the cluster suite's control plane, with the policy (kwhost serve) in the loop, once per
+# YuniKorn version; also the head-to-head (`make bench-yunikorn`, YUNIKORN_SUITE=yunikorn-bench.bats).
 #
 #  1. Debian packages and kube-apiserver/kube-controller-manager (build-k8s.sh, cached), then each YuniKorn
 #     version (build-yunikorn.sh, cached in .tools/yunikorn/vVERSION). A module the proxy refuses SKIPS that
@@ -12,7 +13,8 @@
 #  3. A table of version, scenario, expected and observed, from every version's run.
 #
 # Env: YUNIKORN_VERSIONS (default "1.4.0 1.8.0"), RUN (state, default build/cluster-yunikorn; one directory
-# per version below it), and everything run.sh takes (ports, BATS_FILTER, KEEP is not supported here).
+# per version below it), YUNIKORN_SUITE (default yunikorn.bats; make bench-yunikorn: yunikorn-bench.bats), and
+# everything run.sh takes (ports, BATS_FILTER, KEEP is not supported here).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -82,7 +84,7 @@ failed=()
 # left in $! is run.sh's, which stops what it started when signalled)
 start_version() {
   # shellcheck disable=SC2016,SC2034 # the variables are the command's environment; $1 is the inner shell's
-  RUN=$BASE/v$1 YUNIKORN_VERSION=$1 YUNIKORN_BIN=$ROOT/.tools/yunikorn/v$1 YUNIKORN_TABLE=$TABLE SUITE=yunikorn.bats \
+  RUN=$BASE/v$1 YUNIKORN_VERSION=$1 YUNIKORN_BIN=$ROOT/.tools/yunikorn/v$1 YUNIKORN_TABLE=$TABLE SUITE=${YUNIKORN_SUITE:-yunikorn.bats} \
     "${netns[@]}" bash -c 'PATH=$PATH:/usr/sbin:/sbin; { ip link show lo | grep -q LOOPBACK,UP || ip link set lo up; } && exec "$1"' _ "$HERE/run.sh"
 }
 if [ "${netns[0]}" != env ] && [ "${YUNIKORN_SERIAL:-0}" != 1 ] && [ ${#ran[@]} -gt 1 ]; then

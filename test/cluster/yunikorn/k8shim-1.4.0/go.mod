@@ -1,6 +1,6 @@
 // Apache YuniKorn's scheduler (k8shim v1.4.0 with its core) and admission controller for the cluster suite's
 // YuniKorn stage (test/cluster/yunikorn.bats). A module of its own: it brings Kubernetes' modules at the
-// versions k8shim pins, which nothing else here needs. build-yunikorn.sh builds the scheduler into .tools/yunikorn/v1.4.0.
+// versions k8shim pins, which nothing else here needs. build-yunikorn.sh builds the scheduler and the admission controller into .tools/yunikorn/v1.4.0.
 module github.com/seed-a6d343df/yunikorn-user-info-policy/test/cluster/yunikorn/k8shim-1.4.0
 
 go 1.25.0
