@@ -9,5 +9,12 @@ import (
 )
 
 func main() {
-	os.Exit(wasmbench.Main(wasmbench.Wazero{}, os.Args[1:], os.Stderr))
+	args := os.Args[1:]
+	engine := wasmbench.Wazero{}
+	// -interruptible (first) compiles the modules as `kwhost serve` does for its timeout, to measure
+	// what that costs; the other flags are the benchmark's own.
+	if len(args) > 0 && args[0] == "-interruptible" {
+		engine.Interruptible, args = true, args[1:]
+	}
+	os.Exit(wasmbench.Main(engine, args, os.Stderr))
 }

@@ -8,14 +8,23 @@ import (
 )
 
 // Wazero is the project's own host (internal/wapchost) as a benchmark engine.
-type Wazero struct{}
+type Wazero struct {
+	// Interruptible compiles the modules as `kwhost serve` does for its --policy-timeout (wazero's
+	// close-on-context-done: a check at every function entry and loop), to measure what that costs.
+	Interruptible bool
+}
 
 // Name implements Engine.
-func (Wazero) Name() string { return "wazero compiler (the project's host)" }
+func (w Wazero) Name() string {
+	if w.Interruptible {
+		return "wazero compiler, interruptible as in kwhost serve (the project's host)"
+	}
+	return "wazero compiler (the project's host)"
+}
 
 // Load implements Engine.
-func (Wazero) Load(ctx context.Context, wasm []byte) (Module, error) {
-	h, err := wapchost.Load(ctx, wasm, wapchost.Options{Log: io.Discard, Stdio: io.Discard})
+func (w Wazero) Load(ctx context.Context, wasm []byte) (Module, error) {
+	h, err := wapchost.Load(ctx, wasm, wapchost.Options{Log: io.Discard, Stdio: io.Discard, Interruptible: w.Interruptible})
 	if err != nil {
 		return nil, err
 	}
