@@ -318,18 +318,11 @@ func FuzzCustomKind(f *testing.F) {
 		if err := json.Unmarshal(out, &resp); err != nil {
 			t.Fatalf("not a response: %v\n%s", err, out)
 		}
-		if !resp.Accepted {
-			if resp.Code != 400 || resp.Message == "" {
-				t.Fatalf("a rejection needs code 400 and a message: %s", out)
-			}
+		result, accepted := acceptedResult(t, resp, object)
+		if !accepted {
 			return
 		}
-		result := object
 		if len(resp.MutatedObject) > 0 {
-			result = string(resp.MutatedObject)
-			if !validJSON(result) {
-				t.Fatalf("the splice broke the JSON:\n%s\ninput: %s", result, object)
-			}
 			// nothing else changed: without the annotation in the named maps, the objects agree (maps the
 			// policy created are empty once the annotation is gone).
 			var before, after any
@@ -454,18 +447,9 @@ func FuzzCustomKindUpdate(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !resp.Accepted {
-			if resp.Code != 400 || resp.Message == "" {
-				t.Fatalf("a rejection needs code 400 and a message: %+v", resp)
-			}
+		result, accepted := acceptedResult(t, resp, object)
+		if !accepted {
 			return
-		}
-		result := object
-		if len(resp.MutatedObject) > 0 {
-			result = string(resp.MutatedObject)
-		}
-		if !validJSON(result) {
-			t.Fatalf("the splice broke the JSON:\n%s", result)
 		}
 		before := maps(t, old)
 		for key, v := range maps(t, result) {
@@ -478,6 +462,26 @@ func FuzzCustomKindUpdate(f *testing.F) {
 			}
 		}
 	})
+}
+
+// acceptedResult checks a custom kind's answer: a rejection carries code 400 and a message; an acceptance
+// gives the object as it is afterwards (the mutated object, or object itself), which must be JSON.
+func acceptedResult(t *testing.T, resp response, object string) (string, bool) {
+	t.Helper()
+	if !resp.Accepted {
+		if resp.Code != 400 || resp.Message == "" {
+			t.Fatalf("a rejection needs code 400 and a message: %+v", resp)
+		}
+		return "", false
+	}
+	result := object
+	if len(resp.MutatedObject) > 0 {
+		result = string(resp.MutatedObject)
+	}
+	if !validJSON(result) {
+		t.Fatalf("the splice broke the JSON:\n%s\ninput: %s", result, object)
+	}
+	return result, true
 }
 
 // checkUnchangedAround checks what lets an UPDATE skip walking the old object: when unchangedAround says
