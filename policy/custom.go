@@ -418,7 +418,7 @@ const TaskGroupsKey = "yunikorn.apache.org/task-groups"
 // substitutes "{{...}}" in keys, so an invalid key may become the annotation), and a task-groups value
 // that is new or changed may not name the annotation.
 func (e *evaluation) checkTargetKeys(now *maps, t *cref, was *maps, old *cref) (decision, bool) {
-	if !t.m.exists() || gjson.Type(t.m.typ) != gjson.JSON {
+	if !t.m.exists() {
 		return decision{}, false // no map yet: no key (and, in the module, no closure made for each of thousands)
 	}
 	return e.checkMapKeys(now, t, was, old)
