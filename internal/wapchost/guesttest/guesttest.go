@@ -148,17 +148,28 @@ func cached(tinygo, dir string, args []string) ([]byte, error) {
 }
 
 // inputsHash names a build by what goes into it: the compiler (path, size, time), the arguments, the
-// directory, and the path and contents of every .go file, go.mod and go.sum of the repository (outside
-// .git, .tools and build). Modules from the module proxy are fixed by go.sum.
+// directory, and the repository's sources (sourcesHash).
 func inputsHash(tinygo, dir string, args []string) (string, error) {
-	h := sha256.New()
+	sources, err := sourcesHash()
+	if err != nil {
+		return "", err
+	}
 	info, err := os.Stat(tinygo)
 	if err != nil {
 		return "", err
 	}
-	fmt.Fprintf(h, "%s\x00%d\x00%d\x00%s\x00%s\x00", tinygo, info.Size(), info.ModTime().UnixNano(), dir, strings.Join(args, "\x00"))
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%d\x00%d\x00%s\x00%s\x00%s", tinygo, info.Size(), info.ModTime().UnixNano(), dir, strings.Join(args, "\x00"), sources)
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// sourcesHash hashes the path and contents of every .go file, go.mod and go.sum of the repository (outside
+// .git, .tools and build), once per test binary: every build of it shares them. Modules from the module
+// proxy are fixed by go.sum.
+var sourcesHash = sync.OnceValues(func() (string, error) {
+	h := sha256.New()
 	root := RepoRoot()
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -185,7 +196,7 @@ func inputsHash(tinygo, dir string, args []string) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
-}
+})
 
 func compile(tinygo, dir string, args []string) ([]byte, error) {
 	out, err := os.MkdirTemp("", "guesttest-")
