@@ -111,6 +111,18 @@ POLICY ?= policy.wasm
 e2e-tests: $(POLICY) $(KWHOST) ## e2e.bats through policy.wasm (or POLICY=...) with kwctl (or the project's host)
 	@hack/ensure-debian-packages.sh bats:bats jq:jq
 	KWCTL=$(KWCTL) POLICY=$(abspath $(POLICY)) bats e2e.bats e2e-attacks.bats
+	POLICY=$(abspath $(POLICY)) go test -count=1 ./test/corpus
+
+# The corpus (test/corpus) is every guest call the e2e suites, the tour and the malformed-input tests make, with the answers of the
+# module that recorded it. Re-record it only for a change of behaviour, and review what changed.
+.PHONY: corpus
+corpus: policy.wasm $(KWHOST) ## re-record test/corpus/calls.jsonl.gz from the e2e suites, the tour and the malformed inputs (a change of behaviour only)
+	@hack/ensure-debian-packages.sh bats:bats jq:jq
+	rm -f $(BUILD)/calls.jsonl
+	KWHOST_RECORD_CALLS=$(abspath $(BUILD))/calls.jsonl KWCTL=$(KWHOST) POLICY=$(abspath policy.wasm) bats e2e.bats e2e-attacks.bats
+	KWHOST_RECORD_CALLS=$(abspath $(BUILD))/calls.jsonl $(KWHOST) tour policy.wasm testdata/tour.json >/dev/null
+	KWHOST_RECORD_CALLS=$(abspath $(BUILD))/calls.jsonl go test -count=1 ./internal/malformed
+	go run ./test/corpus/pack $(BUILD)/calls.jsonl test/corpus/calls.jsonl.gz
 
 # The floor and the typed module go through every build step policy.wasm does, pre-initialiser included:
 # a floor that skipped a step the policy takes would flatter every ratio the benchmark divides by it.

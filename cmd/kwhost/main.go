@@ -33,6 +33,7 @@ import (
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/kwctl"
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/wapchost"
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/webhook"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/test/corpus"
 )
 
 const usage = `usage:
@@ -273,6 +274,7 @@ func loadPolicy(ctx context.Context, uri string, stderr io.Writer, problems *log
 	}
 	host, err := wapchost.Load(ctx, wasm, wapchost.Options{
 		Log: stderr, Stdio: stderr, LogProblem: problems.add, Interruptible: timeout > 0,
+		Record: corpus.Recorder(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("cannot load policy %s: %w", path, err)

@@ -21,6 +21,7 @@ import (
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/kwctl"
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/wapchost"
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/webhook"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/test/corpus"
 )
 
 // serveConfig is serve's command line.
@@ -104,7 +105,8 @@ func serve(ctx context.Context, c *serveConfig, stderr io.Writer, ready func(add
 		fmt.Fprintf(stderr, "%s ERROR Cannot log event: policy-server would refuse this policy log entry: %v: %s\n",
 			time.Now().UTC().Format(time.RFC3339Nano), err, bytes.TrimSpace(entry))
 	}
-	host, err := wapchost.Load(ctx, wasm, wapchost.Options{Log: policyLog, Stdio: stderr, Interruptible: true, LogProblem: logProblem})
+	host, err := wapchost.Load(ctx, wasm, wapchost.Options{Log: policyLog, Stdio: stderr, Interruptible: true, LogProblem: logProblem,
+		Record: corpus.Recorder()})
 	if err != nil {
 		return fail(fmt.Errorf("cannot load policy %s: %w", c.policy, err))
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/wapchost"
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/wapchost/guesttest"
+	recorded "github.com/seed-a6d343df/yunikorn-user-info-policy/test/corpus"
 )
 
 const (
@@ -54,7 +55,7 @@ type testCase struct {
 // case, as policy-server does, and checks each answer (judge).
 func TestMalformedInput_NeverTrapsAndAlwaysAnswers(t *testing.T) {
 	var stdio bytes.Buffer // what TinyGo prints before a trap (a panic's message)
-	host, err := wapchost.Load(t.Context(), guesttest.Policy(t), wapchost.Options{Stdio: &stdio})
+	host, err := wapchost.Load(t.Context(), guesttest.Policy(t), wapchost.Options{Stdio: &stdio, Record: recorded.Recorder()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/wapchost"
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/wapchost/guesttest"
+	recorded "github.com/seed-a6d343df/yunikorn-user-info-policy/test/corpus"
 )
 
 // TestSettings_DeepAndLongPatternsGetAnAnswerNeverATrap runs deep and long patterns through policy.wasm's
@@ -18,7 +19,7 @@ import (
 // at the limits must compile in the guest.
 func TestSettings_DeepAndLongPatternsGetAnAnswerNeverATrap(t *testing.T) {
 	var stdio bytes.Buffer
-	host, err := wapchost.Load(t.Context(), guesttest.Policy(t), wapchost.Options{Stdio: &stdio})
+	host, err := wapchost.Load(t.Context(), guesttest.Policy(t), wapchost.Options{Stdio: &stdio, Record: recorded.Recorder()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,6 +31,19 @@ type Options struct {
 	// with success and logs an error instead of the line; a test host must make that visible.
 	// The entry is still written to Log.
 	LogProblem func(entry []byte, err error)
+	// Record, when set, is told every finished call of every instance: the operation, the payload, the
+	// guest's answer (nil when it failed), the failure, and the log entries the call sent. The corpus of
+	// test/corpus is recorded this way (kwhost's KWHOST_RECORD_CALLS).
+	Record func(Call)
+}
+
+// Call is one finished guest call, as Options.Record receives it.
+type Call struct {
+	Operation string
+	Payload   []byte
+	Response  []byte
+	Err       error
+	Logs      [][]byte
 }
 
 // Host holds one compiled policy module. It is safe for concurrent use: every Call runs in an
@@ -41,6 +54,7 @@ type Host struct {
 	config     wazero.ModuleConfig
 	log        io.Writer
 	logProblem func(entry []byte, err error)
+	record     func(Call)
 	stdio      io.Writer
 	startFunc  []string
 }
@@ -62,7 +76,8 @@ func Load(ctx context.Context, wasm []byte, opts Options) (host *Host, err error
 	}()
 	rt = wazero.NewRuntimeWithConfig(ctx,
 		wazero.NewRuntimeConfigCompiler().WithCloseOnContextDone(opts.Interruptible))
-	h := &Host{runtime: rt, log: lockedOrDiscard(opts.Log), stdio: lockedOrDiscard(opts.Stdio), logProblem: opts.LogProblem}
+	h := &Host{runtime: rt, log: lockedOrDiscard(opts.Log), stdio: lockedOrDiscard(opts.Stdio), logProblem: opts.LogProblem,
+		record: opts.Record}
 	if err := h.instantiateImports(ctx); err != nil {
 		return nil, err
 	}

@@ -46,6 +46,9 @@ func (h *Host) instantiateImports(ctx context.Context) error {
 			binding, namespace := string(read(mod, s[0], s[1])), string(read(mod, s[2], s[3]))
 			operation, payload := string(read(mod, s[4], s[5])), read(mod, s[6], s[7])
 			resp, err := in.host.hostCall(binding, namespace, operation, payload)
+			if err == nil && in.host.record != nil {
+				in.logs = append(in.logs, payload) // read copied it
+			}
 			in.hostResp, in.hostErr, s[0] = resp, nil, 1
 			if err != nil {
 				in.hostResp, in.hostErr, s[0] = nil, []byte(err.Error()), 0

@@ -25,6 +25,7 @@ type Instance struct {
 	guestFailed bool
 	hostResp    []byte
 	hostErr     []byte
+	logs        [][]byte // the call's log entries, kept only for Options.Record
 }
 
 // GuestError is a failure the guest reported through __guest_error: a waPC function that returned
@@ -56,9 +57,17 @@ func (i *Instance) Call(ctx context.Context, operation string, payload []byte) (
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	i.operation, i.payload = operation, payload
-	i.response, i.guestError, i.guestFailed, i.hostResp, i.hostErr = nil, nil, false, nil, nil
-	defer func() { i.payload = nil }() // do not pin the caller's buffer
+	i.response, i.guestError, i.guestFailed, i.hostResp, i.hostErr, i.logs = nil, nil, false, nil, nil, nil
+	defer func() { i.payload, i.logs = nil, nil }() // do not pin the caller's buffer
 
+	response, err := i.call(ctx, operation, payload)
+	if i.host.record != nil {
+		i.host.record(Call{Operation: operation, Payload: payload, Response: response, Err: err, Logs: i.logs})
+	}
+	return response, err
+}
+
+func (i *Instance) call(ctx context.Context, operation string, payload []byte) ([]byte, error) {
 	results, err := i.guestCall.Call(i.bind(ctx), uint64(len(operation)), uint64(len(payload)))
 	if err != nil {
 		return nil, &TrapError{Operation: operation, Err: err}
