@@ -5,6 +5,7 @@ go 1.25.0
 require (
 	github.com/francoispqt/onelog v0.0.0-20190306043706-8c2bb31b10a4
 	github.com/google/go-cmp v0.7.0
+	github.com/kubewarden/k8s-objects v1.29.0-kw1
 	github.com/kubewarden/policy-sdk-go v0.13.1
 	github.com/mailru/easyjson v0.9.0
 	github.com/tetratelabs/wazero v1.12.0
@@ -17,8 +18,6 @@ require (
 require (
 	github.com/francoispqt/gojay v0.0.0-20181220093123-f2cc13a668ca // indirect
 	github.com/go-openapi/strfmt v0.21.3 // indirect
-	github.com/josharian/intern v1.0.0 // indirect
-	github.com/kubewarden/k8s-objects v1.29.0-kw1 // indirect
 	github.com/tidwall/match v1.1.1 // indirect
 	github.com/tidwall/pretty v1.2.1 // indirect
 	github.com/tidwall/sjson v1.2.5 // indirect

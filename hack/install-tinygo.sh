@@ -8,8 +8,8 @@
 #
 # Why the build needs help: TinyGo's release binaries cannot be downloaded here, and the module zip lacks
 # TinyGo's git submodules. We replace them with Debian's prebuilt wasi-libc and compiler-rt (wired in
-# through a patched targets/wasip1.json) and with TinyGo v0.30.0's in-tree src/net plus the compile-only
-# shims in hack/tinygo-net-shim/ (easyjson's root package imports net/http).
+# through a patched targets/wasip1.json) and with TinyGo v0.30.0's in-tree src/net (easyjson's writer buffer
+# imports package net).
 #
 # Idempotent: a second run only checks a stamp file (well under a second).
 # Knobs: TINYGO_VERSION (0.41.0), LLVM_VERSION (19), TINYGO_PREFIX (required), TINYGO_FORCE_BUILD=1.
@@ -21,7 +21,6 @@ LLVM_VERSION="${LLVM_VERSION:-19}"
 MIN_TINYGO="0.39"
 NET_SOURCE_VERSION="0.30.0" # last TinyGo whose module zip still contains src/net
 SCRIPT_REV="1"
-HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 log() { printf '[install-tinygo %4ss] %s\n' "$SECONDS" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -105,12 +104,9 @@ chmod -R u+w "$root"
 
 if [ ! -e "$root/src/net/net.go" ]; then
   net_dir="$(cd "$work" && go mod download -json "github.com/tinygo-org/tinygo@v${NET_SOURCE_VERSION}" | jq -r .Dir)"
-  mkdir -p "$root/src/net/http"
   for f in "$net_dir"/src/net/*.go; do
     case "$f" in *_test.go) ;; *) cp "$f" "$root/src/net/" ;; esac
   done
-  cp "$HERE/tinygo-net-shim/tinygo_shim_tls.go.in" "$root/src/net/tinygo_shim_tls.go"
-  cp "$HERE/tinygo-net-shim/http/http_shim.go.in" "$root/src/net/http/http_shim.go"
   chmod -R u+w "$root/src/net"
 fi
 

@@ -4,8 +4,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mailru/easyjson/jlexer"
-	"github.com/mailru/easyjson/jwriter"
 	"github.com/tidwall/gjson"
 )
 
@@ -23,35 +21,11 @@ type CustomWorkload struct {
 // customWorkloadKeys are the keys of an entry, in the order messages list them.
 var customWorkloadKeys = [...]string{"apiGroup", "kind", "annotationPaths", "guardPaths"}
 
-// rawJSON keeps a setting's JSON text undecoded: customWorkloads is parsed only when a request's kind is
-// not one of the table's (or by validate_settings), so the common request pays nothing for it.
-type rawJSON struct {
-	text string
-}
-
-// UnmarshalEasyJSON keeps the value's text; null means the default (no declared kinds).
-func (r *rawJSON) UnmarshalEasyJSON(in *jlexer.Lexer) {
-	if in.IsNull() {
-		in.Skip()
-		return
-	}
-	r.text = string(in.Raw())
-}
-
-// MarshalEasyJSON writes the kept text back (the settings are only encoded in tests).
-func (r rawJSON) MarshalEasyJSON(w *jwriter.Writer) {
-	if r.text == "" {
-		w.RawString("null")
-		return
-	}
-	w.RawString(r.text)
-}
-
 // CustomWorkloads parses and checks every declared kind; the problems name customWorkloads[i] (and the
 // path's list and index). Settings from ParseSettings or CheckSettings have the text; this is the place
 // that reads it.
 func (s *Settings) CustomWorkloads() ([]CustomWorkload, []string) {
-	return parseCustomWorkloads(s.customWorkloads, "", "", false)
+	return parseCustomWorkloads(string(s.customWorkloads), "", "", false)
 }
 
 // customKind returns the declared kind for a request's group and kind, parsing only that entry's paths;
@@ -60,7 +34,7 @@ func (s *Settings) customKind(group, kind string) (*CustomWorkload, string) {
 	if s.customWorkloads == "" {
 		return nil, ""
 	}
-	found, problems := parseCustomWorkloads(s.customWorkloads, group, kind, true)
+	found, problems := parseCustomWorkloads(string(s.customWorkloads), group, kind, true)
 	if len(problems) > 0 {
 		return nil, strings.Join(problems, "; ")
 	}

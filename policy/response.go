@@ -24,27 +24,6 @@ func reject(message string) decision {
 // badInput is a reject for a request the policy cannot read; docs/rules.md "Bad input" asks for 400, never 500.
 func badInput(message string) decision { return reject(message) }
 
-// validationResponse is Kubewarden's ValidationResponse. The SDK's struct lacks warnings, hence our own.
-//
-//easyjson:json
-type validationResponse struct {
-	Accepted      bool           `json:"accepted"`
-	Message       string         `json:"message,omitempty"`
-	Code          uint16         `json:"code,omitempty"`
-	MutatedObject responseObject `json:"mutated_object,omitempty"`
-	Warnings      []string       `json:"warnings,omitempty"`
-}
-
-// responseObject stands in for the mutated object while easyjson writes the rest of the response: it
-// writes nothing and records where the object goes, and encodeOver writes the object there itself, once.
-type responseObject struct{ at *int }
-
-// IsDefined makes omitempty leave out the member when nothing changed.
-func (o responseObject) IsDefined() bool { return o.at != nil }
-
-// MarshalEasyJSON records the object's place in the response.
-func (o responseObject) MarshalEasyJSON(w *jwriter.Writer) { *o.at = w.Size() }
-
 // encode answers with the decision in a buffer of its own.
 func (d decision) encode() []byte { return d.encodeOver(nil) }
 
@@ -54,18 +33,7 @@ func (d decision) encode() []byte { return d.encodeOver(nil) }
 // copy: the heap grows for a large one, after a collection that frees nothing and follows every view into
 // the payload back to the payload's start, and its pages are new pages to touch.
 func (d decision) encodeOver(buf []byte) []byte {
-	at := -1
-	resp := validationResponse{Accepted: d.accepted, Message: d.message, Code: d.code, Warnings: d.warnings}
-	if d.mutated.changed() {
-		resp.MutatedObject = responseObject{at: &at}
-	}
-	size := 2*len(d.message) + 64
-	for _, warning := range d.warnings {
-		size += 2*len(warning) + 4
-	}
-	w := jwriter.Writer{Buffer: buffer.Buffer{Buf: make([]byte, 0, size)}}
-	resp.MarshalEasyJSON(&w)
-	frame := w.Buffer.BuildBytes()
+	frame, at := d.frame()
 	if at < 0 {
 		return frame
 	}
@@ -81,16 +49,64 @@ func (d decision) encodeOver(buf []byte) []byte {
 	return append(out, frame[at:]...)
 }
 
+// frame writes Kubewarden's ValidationResponse (the SDK's lacks warnings) without the mutated object, and
+// returns where the object goes (-1 when nothing changed): members in the SDK's order, the empty ones left
+// out as its omitempty does.
+func (d decision) frame() ([]byte, int) {
+	size := 2*len(d.message) + 64
+	for _, warning := range d.warnings {
+		size += 2*len(warning) + 4
+	}
+	w := jwriter.Writer{Buffer: buffer.Buffer{Buf: make([]byte, 0, size)}}
+	w.RawString(`{"accepted":`)
+	w.Bool(d.accepted)
+	if d.message != "" {
+		w.RawString(`,"message":`)
+		w.String(d.message)
+	}
+	if d.code != 0 {
+		w.RawString(`,"code":`)
+		w.Uint16(d.code)
+	}
+	at := -1
+	if d.mutated.changed() {
+		w.RawString(`,"mutated_object":`)
+		at = w.Size()
+	}
+	if len(d.warnings) != 0 {
+		w.RawString(`,"warnings":`)
+		writeStrings(&w, d.warnings)
+	}
+	w.RawByte('}')
+	return w.Buffer.BuildBytes(), at
+}
+
+// writeStrings writes a JSON array of strings.
+func writeStrings(w *jwriter.Writer, list []string) {
+	w.RawByte('[')
+	for i, s := range list {
+		if i > 0 {
+			w.RawByte(',')
+		}
+		w.String(s)
+	}
+	w.RawByte(']')
+}
+
 // settingsResponse is Kubewarden's SettingsValidationResponse.
-//
-//easyjson:json
 type settingsResponse struct {
-	Valid   bool   `json:"valid"`
-	Message string `json:"message,omitempty"`
+	Valid   bool
+	Message string
 }
 
 func (s settingsResponse) encode() []byte {
 	w := jwriter.Writer{}
-	s.MarshalEasyJSON(&w)
+	w.RawString(`{"valid":`)
+	w.Bool(s.Valid)
+	if s.Message != "" {
+		w.RawString(`,"message":`)
+		w.String(s.Message)
+	}
+	w.RawByte('}')
 	return w.Buffer.BuildBytes()
 }

@@ -2,13 +2,12 @@ package policy
 
 import (
 	"bytes"
-	"errors"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unsafe"
 
-	"github.com/mailru/easyjson/jlexer"
 	"github.com/tidwall/gjson"
 )
 
@@ -24,10 +23,83 @@ const (
 // matches `system:serviceaccount:kube-system-evil:sa` (a namespace anybody may be able to create).
 var defaultSystemUsers = []string{"^system:serviceaccount:kube-system:", "^system:kube-controller-manager$"}
 
-// SettingsKeys lists the valid keys in the order the README documents them; unknown keys are rejected so
-// that a typo cannot silently disable a control. rawSettings has a field for each (a test checks).
-var SettingsKeys = [...]string{"bypassAuth", "bypassControllers", "systemUsers", "externalUsers", "externalGroups",
-	"onUntrustedAnnotation", "legacyUserLabel", "customWorkloads", "honorLegacyUserLabel"}
+// settingsTable is the one description of the settings, in the order docs/rules.md "Settings" lists them:
+// each key with the field it sets, whose Go type is the JSON type it takes (*bool: true or false; *string:
+// a string; *Patterns: a list of regular expressions, or one string of them; *jsonText: any JSON, read
+// where it is used), and the check of a value of that type. null, or no member, leaves the default
+// (defaultSettings). Unknown keys are refused, so that a typo cannot silently disable a control.
+var settingsTable = [...]settingRow{
+	{key: "bypassAuth", field: func(d *settingsDraft) any { return &d.BypassAuth }},
+	{key: "bypassControllers", field: func(d *settingsDraft) any { return &d.BypassControllers }},
+	{key: "systemUsers", field: func(d *settingsDraft) any { return &d.SystemUsers }},
+	{key: "externalUsers", field: func(d *settingsDraft) any { return &d.ExternalUsers }},
+	{key: "externalGroups", field: func(d *settingsDraft) any { return &d.ExternalGroups }},
+	{key: "onUntrustedAnnotation", field: func(d *settingsDraft) any { return &d.OnUntrustedAnnotation }, check: modeProblem},
+	{key: "legacyUserLabel", field: func(d *settingsDraft) any { return &d.LegacyUserLabel }, check: legacyLabelProblem},
+	{key: "customWorkloads", field: func(d *settingsDraft) any { return &d.customWorkloads }},
+	{key: "honorLegacyUserLabel", field: func(d *settingsDraft) any { return &d.honorLegacyUserLabel }},
+}
+
+// settingRow is one setting: its key, the field a value of the right type is stored in, and what else
+// that value must be ("" when it is fine).
+type settingRow struct {
+	key   string
+	field func(*settingsDraft) any
+	check func(*settingsDraft) string
+}
+
+// settingsDraft is Settings while it is read, with the settings that only shape others.
+type settingsDraft struct {
+	Settings
+	honorLegacyUserLabel bool
+}
+
+// jsonText is a setting kept as its JSON text and read where it is used: customWorkloads is parsed only
+// when a request's kind is not one of the table's (or by validate_settings), so the common request pays
+// nothing for it.
+type jsonText string
+
+// defaultSettings is what an absent or null setting means.
+func defaultSettings() settingsDraft {
+	return settingsDraft{
+		Settings: Settings{
+			BypassControllers:     true,
+			SystemUsers:           Patterns{sources: defaultSystemUsers},
+			OnUntrustedAnnotation: ModeReplace,
+			LegacyUserLabel:       defaultLegacyUserLabel,
+		},
+		honorLegacyUserLabel: true,
+	}
+}
+
+// SettingsKeys lists the valid keys, in the table's order.
+var SettingsKeys = func() (keys [len(settingsTable)]string) {
+	for i, row := range settingsTable {
+		keys[i] = row.key
+	}
+	return keys
+}()
+
+func modeProblem(d *settingsDraft) string {
+	if d.OnUntrustedAnnotation == ModeReplace || d.OnUntrustedAnnotation == ModeReject {
+		return ""
+	}
+	return strconv.Quote(d.OnUntrustedAnnotation) +
+		` is not a valid mode: use "replace" (stamp the requester over an untrusted value) or "reject"`
+}
+
+func legacyLabelProblem(d *settingsDraft) string {
+	if d.LegacyUserLabel == "" {
+		return "" // legacy handling off
+	}
+	why := labelKeyProblem(d.LegacyUserLabel)
+	if why == "" {
+		return ""
+	}
+	return strconv.Quote(d.LegacyUserLabel) + " is not a valid label key (" + why +
+		`): a typo would silently switch off the label's protection; give a key such as "yunikorn.apache.org/username", ` +
+		`or set honorLegacyUserLabel to false to turn legacy handling off`
+}
 
 // Limits of the module's regular expression compiler: TinyGo's stack is small, and Go's regexp parser and
 // compiler recurse once per nesting level, so a deeper pattern traps the guest (a trap in validate_settings
@@ -37,22 +109,6 @@ const (
 	maxPatternNesting  = 32
 	maxPatternBytesStr = "1,024"
 )
-
-// rawSettings is the settings object as written by the user. Every field records its own type problem
-// instead of failing the decoder, so validation can name the key (and list index) of every mistake.
-//
-//easyjson:json
-type rawSettings struct {
-	BypassAuth            flagSetting    `json:"bypassAuth"`
-	BypassControllers     flagSetting    `json:"bypassControllers"`
-	SystemUsers           patternSetting `json:"systemUsers"`
-	ExternalUsers         patternSetting `json:"externalUsers"`
-	ExternalGroups        patternSetting `json:"externalGroups"`
-	OnUntrustedAnnotation textSetting    `json:"onUntrustedAnnotation"`
-	LegacyUserLabel       textSetting    `json:"legacyUserLabel"`
-	CustomWorkloads       rawJSON        `json:"customWorkloads"`
-	HonorLegacyUserLabel  flagSetting    `json:"honorLegacyUserLabel"`
-}
 
 // Settings is the validated configuration. Regexes are compiled on first use only: a fresh wasm instance
 // serves every request, and most requests (a pod without the annotation) never need them.
@@ -68,7 +124,7 @@ type Settings struct {
 	LegacyUserLabel string
 	// customWorkloads is the setting's JSON text, parsed by CustomWorkloads (validate_settings) or, for the
 	// request's kind only, by customKind: most requests are of the table's kinds and never need it.
-	customWorkloads string
+	customWorkloads jsonText
 }
 
 // Patterns is a list of Go RE2 regexes matched unanchored, like upstream YuniKorn (MatchString).
@@ -172,226 +228,163 @@ func CheckSettings(data []byte) (Settings, string) {
 }
 
 func parseSettings(data []byte) (Settings, []string) {
-	s := Settings{
-		BypassControllers:     true,
-		SystemUsers:           Patterns{sources: defaultSystemUsers},
-		OnUntrustedAnnotation: ModeReplace,
-		LegacyUserLabel:       defaultLegacyUserLabel,
-	}
+	d := defaultSettings()
 	if trimmed := bytes.TrimSpace(data); len(trimmed) == 0 || string(trimmed) == "{}" {
-		return s, nil // the common case: nothing to decode
+		return d.Settings, nil // the common case: nothing to read
 	}
-	// Unknown keys first: easyjson skips a member whose value is null before it looks at the key, and a
-	// typo must not pass because its value happens to be null.
-	if problem := unknownSettingsKey(data); problem != "" {
-		return s, []string{problem}
+	text := unsafe.String(unsafe.SliceData(data), len(data))
+	if !validJSON(text) {
+		return d.Settings, []string{notSettings("it is not valid JSON")}
 	}
-	var raw rawSettings
-	lexer := jlexer.Lexer{Data: data}
-	raw.UnmarshalEasyJSON(&lexer)
-	if err := lexer.Error(); err != nil {
-		return s, []string{settingsSyntaxProblem(err)}
+	settings := gjson.Parse(text)
+	switch {
+	case settings.Type == gjson.Null:
+		return d.Settings, nil // as {}: no setting given
+	case !settings.IsObject():
+		return d.Settings, []string{notSettings("it is " + typeName(settings))}
+	}
+
+	// One pass over the members. An unknown or repeated key is the only problem reported: the author
+	// may mean something else by the rest.
+	var values [len(settingsTable)]gjson.Result
+	problem := ""
+	settings.ForEach(func(key, value gjson.Result) bool {
+		i := slices.Index(SettingsKeys[:], key.Str)
+		switch {
+		case i < 0:
+			problem = unknownKey(key.Str)
+		case values[i].Exists():
+			// JSON readers disagree on which copy counts.
+			problem = "the key " + strconv.Quote(key.Str) + " occurs more than once: give each setting once"
+		default:
+			values[i] = value
+		}
+		return problem == ""
+	})
+	if problem != "" {
+		return d.Settings, []string{problem}
 	}
 
 	var problems []string
-	problem := func(key, msg string) { problems = append(problems, key+": "+msg) }
-
-	raw.BypassAuth.apply(&s.BypassAuth, "bypassAuth", problem)
-	raw.BypassControllers.apply(&s.BypassControllers, "bypassControllers", problem)
-	raw.SystemUsers.apply(&s.SystemUsers, "systemUsers", problem)
-	raw.ExternalUsers.apply(&s.ExternalUsers, "externalUsers", problem)
-	raw.ExternalGroups.apply(&s.ExternalGroups, "externalGroups", problem)
-	raw.OnUntrustedAnnotation.apply(&s.OnUntrustedAnnotation, "onUntrustedAnnotation", problem)
-	raw.LegacyUserLabel.apply(&s.LegacyUserLabel, "legacyUserLabel", problem)
-	s.customWorkloads = raw.CustomWorkloads.text
-	honorLegacy := true
-	raw.HonorLegacyUserLabel.apply(&honorLegacy, "honorLegacyUserLabel", problem)
-	if raw.LegacyUserLabel.problem == "" && s.LegacyUserLabel != "" {
-		if why := labelKeyProblem(s.LegacyUserLabel); why != "" {
-			problem("legacyUserLabel", strconv.Quote(s.LegacyUserLabel)+" is not a valid label key ("+why+
-				`): a typo would silently switch off the label's protection; give a key such as "yunikorn.apache.org/username", `+
-				`or set honorLegacyUserLabel to false to turn legacy handling off`)
+	for i, row := range settingsTable {
+		if values[i].Type != gjson.Null { // absent or null: the default
+			problems = readSetting(&d, row, values[i], problems)
 		}
 	}
-	if !honorLegacy {
-		s.LegacyUserLabel = "" // rules 2, 5 and 9 then ignore the label, as with legacyUserLabel ""
+	if !d.honorLegacyUserLabel {
+		d.LegacyUserLabel = "" // rules 2, 5 and 9 then ignore the label, as with legacyUserLabel ""
 	}
-
-	if raw.OnUntrustedAnnotation.problem == "" &&
-		s.OnUntrustedAnnotation != ModeReplace && s.OnUntrustedAnnotation != ModeReject {
-		problem("onUntrustedAnnotation", strconv.Quote(s.OnUntrustedAnnotation)+
-			` is not a valid mode: use "replace" (stamp the requester over an untrusted value) or "reject"`)
-	}
-	if s.BypassAuth && s.ExternalUsers.Len() == 0 && s.ExternalGroups.Len() == 0 &&
-		raw.ExternalUsers.problem == "" && raw.ExternalGroups.problem == "" {
-		problem("bypassAuth", "is true but externalUsers and externalGroups are both empty, so it would trust "+
+	if d.BypassAuth && d.ExternalUsers.Len() == 0 && d.ExternalGroups.Len() == 0 &&
+		!hasProblem(problems, "externalUsers") && !hasProblem(problems, "externalGroups") {
+		problems = append(problems, "bypassAuth: is true but externalUsers and externalGroups are both empty, so it would trust "+
 			"nobody: add the users or groups allowed to supply the annotation, or set bypassAuth to false")
 	}
-	return s, problems
+	return d.Settings, problems
 }
 
-// unknownSettingsKey explains the first key of the settings object that is not a setting, or that occurs
-// twice.
-func unknownSettingsKey(data []byte) string {
-	problem := ""
-	var seen [len(SettingsKeys)]bool
-	settings := gjson.Parse(unsafe.String(unsafe.SliceData(data), len(data)))
-	if !settings.IsObject() {
-		return "" // the decoder explains what it is instead
-	}
-	settings.ForEach(func(key, _ gjson.Result) bool {
-		for i, name := range SettingsKeys {
-			if key.Str == name {
-				if seen[i] {
-					// JSON readers disagree on which copy counts.
-					problem = "the key " + strconv.Quote(name) + " occurs more than once: give each setting once"
-					return false
-				}
-				seen[i] = true
-				return true
+// hasProblem reports whether the setting key has a problem of its own (not one of an item, key[i]).
+func hasProblem(problems []string, key string) bool {
+	return slices.ContainsFunc(problems, func(p string) bool { return strings.HasPrefix(p, key+": ") })
+}
+
+// readSetting stores value in row's field when it has the field's type, and appends what is wrong with
+// the value to problems: its type, or what row.check finds.
+func readSetting(d *settingsDraft, row settingRow, value gjson.Result, problems []string) []string {
+	wrong := ""
+	switch field := row.field(d).(type) {
+	case *bool:
+		if value.Type != gjson.True && value.Type != gjson.False {
+			wrong = "must be true or false, not " + typeName(value)
+			break
+		}
+		*field = value.Bool()
+	case *string:
+		if value.Type != gjson.String {
+			wrong = "must be a string, not " + typeName(value)
+			break
+		}
+		*field = value.Str
+	case *jsonText:
+		*field = jsonText(value.Raw)
+	case *Patterns:
+		sources, why := patternSources(value)
+		if why != "" {
+			wrong = why
+			break
+		}
+		for i, src := range sources {
+			if why := patternLimitProblem(src); why != "" {
+				problems = append(problems, row.key+"["+strconv.Itoa(i)+"]: "+why)
 			}
 		}
-		problem = unknownKey(key.Str)
-		return false
-	})
-	return problem
+		*field = Patterns{sources: sources}
+	}
+	if wrong == "" && row.check != nil {
+		wrong = row.check(d)
+	}
+	if wrong != "" {
+		problems = append(problems, row.key+": "+wrong)
+	}
+	return problems
+}
+
+// patternSources reads a list of regexes. A single string is read the way YuniKorn reads its own setting,
+// so that a value copied from YuniKorn's configuration means the same here: split at commas, each item
+// trimmed of white space (strings.TrimSpace, as YuniKorn does), empty items dropped (" " and "," are
+// empty lists, not patterns trusting every name with a space or a comma). Items of a real list are never
+// split: a comma there is part of the regex.
+func patternSources(value gjson.Result) ([]string, string) {
+	sources := []string{}
+	switch {
+	case value.Type == gjson.String:
+		for _, item := range strings.Split(value.Str, ",") {
+			if item = strings.TrimSpace(item); item != "" {
+				sources = append(sources, item)
+			}
+		}
+	case value.IsArray():
+		problem := ""
+		value.ForEach(func(_, item gjson.Result) bool {
+			if item.Type != gjson.String {
+				problem = "item " + strconv.Itoa(len(sources)) + " must be a string (a regular expression), not " + typeName(item)
+				return false
+			}
+			sources = append(sources, item.Str)
+			return true
+		})
+		if problem != "" {
+			return nil, problem
+		}
+	default:
+		return nil, "must be a list of regular expressions (or one string of them separated by commas), not " + typeName(value)
+	}
+	return sources, ""
 }
 
 func unknownKey(key string) string {
 	return "unknown key " + strconv.Quote(key) + ": valid keys are " + strings.Join(SettingsKeys[:], ", ")
 }
 
-// settingsSyntaxProblem explains a decoder failure: an unknown key, or JSON that is not an object.
-func settingsSyntaxProblem(err error) string {
-	var lexErr *jlexer.LexerError
-	if errors.As(err, &lexErr) && lexErr.Reason == "unknown field" {
-		return unknownKey(lexErr.Data)
-	}
-	return "settings must be a JSON object with the keys " + strings.Join(SettingsKeys[:], ", ") + ": " + err.Error()
+// notSettings explains settings that are not a JSON object.
+func notSettings(why string) string {
+	return "settings must be a JSON object with the keys " + strings.Join(SettingsKeys[:], ", ") + ": " + why
 }
 
-// flagSetting is a boolean setting; null or absent means the default.
-type flagSetting struct {
-	set     bool
-	value   bool
-	problem string
-}
-
-// UnmarshalEasyJSON records a wrong type instead of stopping the decoder.
-func (f *flagSetting) UnmarshalEasyJSON(in *jlexer.Lexer) {
-	switch in.CurrentToken() {
-	case jlexer.TokenNull:
-		in.Skip()
-	case jlexer.TokenBool:
-		f.set, f.value = true, in.Bool()
-	default:
-		f.problem = "must be true or false, not " + tokenDescription(in)
-		in.SkipRecursive()
-	}
-}
-
-func (f *flagSetting) apply(dst *bool, key string, problem func(key, msg string)) {
-	if f.problem != "" {
-		problem(key, f.problem)
-	} else if f.set {
-		*dst = f.value
-	}
-}
-
-// textSetting is a string setting; null or absent means the default.
-type textSetting struct {
-	set     bool
-	value   string
-	problem string
-}
-
-// UnmarshalEasyJSON records a wrong type instead of stopping the decoder.
-func (t *textSetting) UnmarshalEasyJSON(in *jlexer.Lexer) {
-	switch in.CurrentToken() {
-	case jlexer.TokenNull:
-		in.Skip()
-	case jlexer.TokenString:
-		t.set, t.value = true, in.String()
-	default:
-		t.problem = "must be a string, not " + tokenDescription(in)
-		in.SkipRecursive()
-	}
-}
-
-func (t *textSetting) apply(dst *string, key string, problem func(key, msg string)) {
-	if t.problem != "" {
-		problem(key, t.problem)
-	} else if t.set {
-		*dst = t.value
-	}
-}
-
-// patternSetting is a list of regexes; null or absent means the default. A single string is read the way
-// YuniKorn reads its own setting, so that a value copied from YuniKorn's configuration means the same here:
-// split at commas, each item trimmed of white space (strings.TrimSpace, as YuniKorn does), empty items
-// dropped (" " and "," are empty lists, not patterns trusting every name with a space or a comma). Items
-// of a real list are never split: a comma there is part of the regex.
-type patternSetting struct {
-	set     bool
-	values  []string
-	problem string
-}
-
-// UnmarshalEasyJSON records a wrong type instead of stopping the decoder.
-func (p *patternSetting) UnmarshalEasyJSON(in *jlexer.Lexer) {
+// typeName names the JSON type of a value for messages.
+func typeName(v gjson.Result) string {
 	switch {
-	case in.CurrentToken() == jlexer.TokenNull:
-		in.Skip()
-	case in.CurrentToken() == jlexer.TokenString:
-		p.set, p.values = true, splitPatterns(in.String())
-	case in.IsDelim('['):
-		p.set, p.values = true, []string{}
-		in.Delim('[')
-		for i := 0; !in.IsDelim(']') && in.Ok(); i++ {
-			if in.CurrentToken() == jlexer.TokenString {
-				p.values = append(p.values, in.String())
-			} else {
-				if p.problem == "" {
-					p.problem = "item " + strconv.Itoa(i) + " must be a string (a regular expression), not " +
-						tokenDescription(in)
-				}
-				in.SkipRecursive()
-			}
-			in.WantComma()
-		}
-		in.Delim(']')
-	default:
-		p.problem = "must be a list of regular expressions (or one string of them separated by commas), not " +
-			tokenDescription(in)
-		in.SkipRecursive()
+	case v.Type == gjson.String:
+		return "a string"
+	case v.Type == gjson.Number:
+		return "a number"
+	case v.Type == gjson.True || v.Type == gjson.False:
+		return "a boolean"
+	case v.Type == gjson.Null:
+		return "null"
+	case v.IsArray():
+		return "a list"
 	}
-}
-
-// splitPatterns reads a single string of patterns as YuniKorn does.
-func splitPatterns(list string) []string {
-	values := []string{}
-	for _, item := range strings.Split(list, ",") {
-		if item = strings.TrimSpace(item); item != "" {
-			values = append(values, item)
-		}
-	}
-	return values
-}
-
-func (p *patternSetting) apply(dst *Patterns, key string, problem func(key, msg string)) {
-	if p.problem != "" {
-		problem(key, p.problem)
-		return
-	}
-	if !p.set {
-		return
-	}
-	for i, src := range p.values {
-		if why := patternLimitProblem(src); why != "" {
-			problem(key+"["+strconv.Itoa(i)+"]", why)
-		}
-	}
-	*dst = Patterns{sources: p.values}
+	return "an object"
 }
 
 // patternLimitProblem refuses, without compiling it, a pattern the module's regex compiler cannot take, and
@@ -533,25 +526,4 @@ func labelName(s string) bool {
 		}
 	}
 	return true
-}
-
-// tokenDescription names the JSON type of the lexer's current token for error messages.
-func tokenDescription(in *jlexer.Lexer) string {
-	switch in.CurrentToken() {
-	case jlexer.TokenString:
-		return "a string"
-	case jlexer.TokenNumber:
-		return "a number"
-	case jlexer.TokenBool:
-		return "a boolean"
-	case jlexer.TokenNull:
-		return "null"
-	}
-	if in.IsDelim('[') {
-		return "a list"
-	}
-	if in.IsDelim('{') {
-		return "an object"
-	}
-	return "malformed JSON"
 }

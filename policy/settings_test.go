@@ -2,7 +2,6 @@ package policy
 
 import (
 	"encoding/json"
-	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -120,8 +119,14 @@ func TestSettings_InvalidAreRejectedNamingKeyAndIndex(t *testing.T) {
 		{"label of wrong type", `{"legacyUserLabel":["a"]}`, "legacyUserLabel: must be a string, not a list"},
 		{"bypassAuth with nothing to trust", `{"bypassAuth":true}`, "bypassAuth: is true but externalUsers and externalGroups are both empty"},
 		{"bypassAuth with empty lists", `{"bypassAuth":true,"externalUsers":[],"externalGroups":[]}`, "bypassAuth: is true but externalUsers and externalGroups are both empty"},
-		{"not an object", `["bypassAuth"]`, "settings must be a JSON object"},
-		{"malformed", `{"bypassAuth":`, "settings must be a JSON object"},
+		{"not an object", `["bypassAuth"]`, "settings must be a JSON object with the keys bypassAuth, " +
+			"bypassControllers, systemUsers, externalUsers, externalGroups, onUntrustedAnnotation, legacyUserLabel, " +
+			"customWorkloads, honorLegacyUserLabel: it is a list"},
+		{"a string", `"bypassAuth"`, "settings must be a JSON object with the keys bypassAuth, "},
+		{"malformed", `{"bypassAuth":`, ": it is not valid JSON"},
+		{"two values", `{} {}`, ": it is not valid JSON"},
+		{"an unknown key before a wrong type is the only problem", `{"bypassAuth":1,"typo":true}`, `unknown key "typo"`},
+		{"an item of a list of patterns", `{"externalGroups":["^a$",{}]}`, "externalGroups: item 1 must be a string (a regular expression), not an object"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, problem := CheckSettings([]byte(tc.in))
@@ -222,15 +227,32 @@ func TestSettings_HonorLegacyUserLabelFalseTurnsLegacyOff(t *testing.T) {
 	}
 }
 
-// SettingsKeys is the one list of keys: the decoder must read exactly those.
-func TestSettings_KeysAreTheDecodersFields(t *testing.T) {
-	var tags []string
-	typ := reflect.TypeOf(rawSettings{})
-	for i := range typ.NumField() {
-		tags = append(tags, typ.Field(i).Tag.Get("json"))
+// Every row of settingsTable sets a field of its own, of a type readSetting reads: a row whose field it
+// did not know would accept any value and set nothing.
+func TestSettings_EveryRowSetsAFieldOfItsOwnThatIsRead(t *testing.T) {
+	var d settingsDraft
+	seen := map[any]string{}
+	for _, row := range settingsTable {
+		field := row.field(&d)
+		switch field.(type) {
+		case *bool, *string, *jsonText, *Patterns:
+		default:
+			t.Errorf("%s: readSetting does not read a %T", row.key, field)
+		}
+		if other, ok := seen[field]; ok {
+			t.Errorf("%s and %s set the same field", other, row.key)
+		}
+		seen[field] = row.key
 	}
-	if diff := cmp.Diff(SettingsKeys[:], tags); diff != "" {
-		t.Fatalf("SettingsKeys and rawSettings differ (-keys +fields):\n%s", diff)
+}
+
+func TestSettings_NullIsTheDefaults(t *testing.T) {
+	for _, in := range []string{``, ` `, `{}`, `null`, ` null `, `{"bypassAuth":null,"systemUsers":null,"customWorkloads":null}`} {
+		s, problem := CheckSettings([]byte(in))
+		if problem != "" || s.BypassAuth || !s.BypassControllers || s.SystemUsers.Len() != len(defaultSystemUsers) ||
+			s.OnUntrustedAnnotation != ModeReplace || s.LegacyUserLabel != defaultLegacyUserLabel || s.customWorkloads != "" {
+			t.Errorf("%q: problem %q, settings %+v: want the defaults", in, problem, s)
+		}
 	}
 }
 

@@ -15,17 +15,21 @@ const AnnotationKey = "yunikorn.apache.org/user.info"
 // this order, groups in the API server's order and left out when empty, Go encoding/json string escaping
 // (easyjson's writer escapes <, >, & and U+2028/U+2029 and replaces invalid UTF-8 exactly as encoding/json
 // does; a test compares the two byte for byte).
-//
-//easyjson:json
 type UserInfo struct {
-	User   string   `json:"user"`
-	Groups []string `json:"groups,omitempty"`
+	User   string
+	Groups []string
 }
 
 // Encode returns the annotation value for u.
 func (u UserInfo) Encode() string {
 	w := jwriter.Writer{}
-	u.MarshalEasyJSON(&w)
+	w.RawString(`{"user":`)
+	w.String(u.User)
+	if len(u.Groups) != 0 {
+		w.RawString(`,"groups":`)
+		writeStrings(&w, u.Groups)
+	}
+	w.RawByte('}')
 	return string(w.Buffer.BuildBytes())
 }
 

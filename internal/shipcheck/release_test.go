@@ -323,7 +323,6 @@ func TestRenovate_CustomManagersFindThePinnedVersions(t *testing.T) {
 	want := map[string]string{ // dependency -> the version the repository pins today
 		"tinygo-org/tinygo":                    regexp.MustCompile(`TINYGO_VERSION: ([0-9.]+)`).FindStringSubmatch(string(readRepoFile(t, ".github/workflows/release.yml")))[1],
 		"github.com/tinygo-org/tinygo":         regexp.MustCompile(`TINYGO_VERSION:-([0-9.]+)`).FindStringSubmatch(string(readRepoFile(t, "hack/install-tinygo.sh")))[1],
-		"github.com/mailru/easyjson":           makefileVar(t, "Makefile", "EASYJSON_VERSION"),
 		"github.com/golangci/golangci-lint/v2": makefileVar(t, "Makefile", "GOLANGCI_LINT_VERSION"),
 		"github.com/rhysd/actionlint":          makefileVar(t, "Makefile", "ACTIONLINT_VERSION"),
 		"node":                                 regexp.MustCompile(`NODE_VERSION:-([0-9.]+)`).FindStringSubmatch(string(readRepoFile(t, "hack/install-renovate.sh")))[1],

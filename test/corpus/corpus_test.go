@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"fmt"
 	"os"
 	"testing"
 
@@ -39,15 +40,47 @@ func TestCorpus_EveryCallGivesTheRecordedBytes(t *testing.T) {
 	if len(entries) < minEntries {
 		t.Fatalf("the corpus has %d entries, want at least %d", len(entries), minEntries)
 	}
+	failures := 0
 	for n, want := range entries {
 		got = corpus.Entry{}
 		_, _ = host.Call(t.Context(), want.Operation, want.Payload)
-		a, _ := json.Marshal(want)
-		b, _ := json.Marshal(got)
-		if !bytes.Equal(a, b) {
-			t.Errorf("entry %d (%s, payload %.300q):\nrecorded %.2000s\n     got %.2000s", n, want.Operation, want.Payload, a, b)
+		for _, field := range []struct {
+			name      string
+			want, got []byte
+		}{
+			{"response", want.Response, got.Response},
+			{"error", []byte(want.Error), []byte(got.Error)},
+			{"logs", joinLogs(want.Logs), joinLogs(got.Logs)},
+		} {
+			if !bytes.Equal(field.want, field.got) {
+				failures++
+				t.Errorf("entry %d (%s, payload of %d bytes, %.120q...): the %s differs\n%s", n, want.Operation,
+					len(want.Payload), want.Payload, field.name, firstDifference(field.want, field.got))
+			}
+		}
+		if failures >= 20 {
+			t.Fatal("20 differences: stopping")
 		}
 	}
+}
+
+func joinLogs(logs []corpus.Bytes) []byte {
+	var b []byte
+	for _, l := range logs {
+		b = append(append(b, l...), '\n')
+	}
+	return b
+}
+
+// firstDifference shows both texts around the first byte where they differ.
+func firstDifference(want, got []byte) string {
+	i := 0
+	for i < len(want) && i < len(got) && want[i] == got[i] {
+		i++
+	}
+	from := max(0, i-150)
+	excerpt := func(b []byte) []byte { return b[min(from, len(b)):min(i+150, len(b))] }
+	return fmt.Sprintf("at byte %d of %d recorded and %d got:\nrecorded ...%q...\n     got ...%q...", i, len(want), len(got), excerpt(want), excerpt(got))
 }
 
 func readCorpus(t *testing.T) []corpus.Entry {
