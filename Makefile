@@ -167,7 +167,7 @@ FUZZ_TARGETS := FuzzValidate FuzzSettings FuzzCheckSuppliedValue FuzzStamp FuzzE
 FUZZTIME ?= 60s
 
 .PHONY: fuzz
-fuzz: ## fuzz every target for FUZZTIME each (default 60s); crashers land in policy/testdata/fuzz
+fuzz: ## fuzz every target for FUZZTIME each (default 60s); crashers land in <package>/testdata/fuzz
 	hack/fuzz.sh $(FUZZTIME) $(FUZZ_TARGETS)
 
 .PHONY: fuzz-short

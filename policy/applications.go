@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 	"strings"
 	"unicode/utf8"
 
@@ -35,7 +36,7 @@ type podIdentity struct {
 // readPodIdentity reads the application ID and the task groups from target metadata (metadata, which may
 // be absent) and its annotations map; md names the metadata for messages. Keys are compared after
 // unescaping, and a key the decision reads that occurs twice is bad input.
-func readPodIdentity(x *jsonIndex, metadata, annotations gjson.Result, md func(...string) string) (podIdentity, string) {
+func readPodIdentity(x *rawjson.Index, metadata, annotations gjson.Result, md func(...string) string) (podIdentity, string) {
 	var id podIdentity
 	if !metadata.IsObject() {
 		return id, ""
@@ -58,7 +59,7 @@ func readPodIdentity(x *jsonIndex, metadata, annotations gjson.Result, md func(.
 	}
 	if annotations.IsObject() {
 		var dup bool
-		if id.taskGroups, dup = x.child(annotations, TaskGroupsKey); dup {
+		if id.taskGroups, dup = x.Child(annotations, TaskGroupsKey); dup {
 			return id, duplicateKey(md("annotations"), TaskGroupsKey)
 		}
 	}

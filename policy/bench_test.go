@@ -2,6 +2,7 @@ package policy
 
 import (
 	"encoding/json"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 	"io"
 	"os"
 	"path/filepath"
@@ -135,7 +136,7 @@ func BenchmarkIndexJSON_Pod100K(b *testing.B) {
 	b.SetBytes(int64(len(payload)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if indexJSON(payload) == nil {
+		if rawjson.Parse(payload) == nil {
 			b.Fatal("not valid")
 		}
 	}
@@ -155,7 +156,7 @@ func workflowPayload(templates int, template, operation, username string, lastAp
 	b = append(b, `]}}`...)
 	object := string(b)
 	if lastApplied {
-		object = `{"metadata":{"name":"wf","annotations":{"kubectl.kubernetes.io/last-applied-configuration":` + jsonString(object) + `}},` + object[1:]
+		object = `{"metadata":{"name":"wf","annotations":{"kubectl.kubernetes.io/last-applied-configuration":` + rawjson.Quote(object) + `}},` + object[1:]
 	}
 	req := `{"uid":"1","kind":{"group":"argoproj.io","version":"v1alpha1","kind":"Workflow"},"namespace":"team-a","operation":"` + operation +
 		`","userInfo":{"username":"` + username + `","groups":["system:authenticated"]},"object":` + object
@@ -211,7 +212,7 @@ func BenchmarkCost_PodOf1500KB(b *testing.B) { benchmarkPayload(b, podPayload(15
 func phaseEvaluation() *evaluation {
 	payload := workflowPayload(16000, `{}`, "CREATE", "bob", false)
 	text := string(payload)
-	index := indexJSON(text)
+	index := rawjson.Parse(text)
 	r := readRequest(index)
 	settings, _ := ParseSettings([]byte(r.settings.Raw))
 	custom, _ := settings.customKind(r.group, r.kind)
@@ -239,16 +240,16 @@ func BenchmarkPhase_Index(b *testing.B) {
 	text := string(workflowPayload(16000, `{}`, "CREATE", "bob", false))
 	b.ReportAllocs()
 	for b.Loop() {
-		indexJSON(text)
+		rawjson.Parse(text)
 	}
 }
 
 // phaseTemplates is the index of the phase benchmarks' Workflow and its 16,000 templates.
-func phaseTemplates() (*jsonIndex, gjson.Result) {
+func phaseTemplates() (*rawjson.Index, gjson.Result) {
 	e := phaseEvaluation()
 	x := e.req.index
-	v, _ := x.child(docRoot(e.req.object.Raw), "spec")
-	tmpls, _ := x.child(v, "templates")
+	v, _ := x.Child(rawjson.Root(e.req.object.Raw), "spec")
+	tmpls, _ := x.Child(v, "templates")
 	return x, tmpls
 }
 
@@ -257,7 +258,7 @@ func BenchmarkPhase_ForEach(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		n := 0
-		x.forEach(tmpls, func(_, _ gjson.Result) bool {
+		x.ForEach(tmpls, func(_, _ gjson.Result) bool {
 			n++
 			return true
 		})
@@ -269,8 +270,8 @@ func BenchmarkPhase_ForEachChild(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		n := 0
-		x.forEach(tmpls, func(_, elem gjson.Result) bool {
-			if m, _ := x.child(elem, "metadata"); m.Exists() {
+		x.ForEach(tmpls, func(_, elem gjson.Result) bool {
+			if m, _ := x.Child(elem, "metadata"); m.Exists() {
 				n++
 			}
 			return true

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 	"strings"
 	"testing"
 )
@@ -80,7 +81,7 @@ func TestCreate_Rule3_StampKeepsEveryOtherByte(t *testing.T) {
 			}
 			resp, _ := evaluateReq(t, req, "")
 			// The fixtures' templates have metadata without annotations: the splice adds the map.
-			inserted := `"annotations":{"` + AnnotationKey + `":` + jsonString(aliceValue) + `},`
+			inserted := `"annotations":{"` + AnnotationKey + `":` + rawjson.Quote(aliceValue) + `},`
 			got := string(resp.MutatedObject)
 			if strings.Count(got, inserted) != 1 || strings.Replace(got, inserted, "", 1) != original {
 				t.Fatalf("mutated object differs beyond the annotation:\n got %.300s...\nwant %.300s...", got, original)

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 	"slices"
 	"strings"
 
@@ -13,39 +14,6 @@ import (
 // document). Deciding such an object then costs memory, and collector work in a fresh instance, in
 // proportion to its targets and no more (docs/rules.md "Custom-resource workloads (rules 11-13)", its Cost paragraph).
 
-// jspan is a JSON value of the walked document: its offset and length; at is -1 when absent.
-type jspan struct {
-	at, n int32
-	typ   uint8 // a gjson.Type
-}
-
-var absent = jspan{at: -1}
-
-func spanOf(v gjson.Result) jspan {
-	if !v.Exists() {
-		return absent
-	}
-	// A document reaches the module through its 4 GiB memory, and policy-server takes at most 2 MB: offsets
-	// and lengths fit in 31 bits.
-	return jspan{at: int32(v.Index), n: int32(len(v.Raw)), typ: uint8(v.Type)} //nolint:gosec // see above
-}
-
-func (s jspan) exists() bool { return s.at >= 0 }
-
-// result makes the value's gjson Result again: a view of doc, with the Index the walk gave it (and, for a
-// string, its unescaped text).
-func (s jspan) result(doc string) gjson.Result {
-	if s.at < 0 {
-		return gjson.Result{}
-	}
-	raw := doc[s.at : s.at+s.n]
-	r := gjson.Result{Type: gjson.Type(s.typ), Raw: raw, Index: int(s.at)}
-	if r.Type == gjson.String {
-		r.Str = stringValue(raw, strings.IndexByte(raw, '\\') >= 0)
-	}
-	return r
-}
-
 // cref is one target of a declared kind: the map (m) when it exists, with its annotation (value), or the
 // deepest object on the path that exists (holder) and the segments below it still missing (rest; rest[0]
 // is old in holder: absent or null).
@@ -55,16 +23,16 @@ type cref struct {
 	// an interior pointer points into by stepping back one block at a time, so 16,000 keys that were
 	// pieces of one string cost it 16,000 walks of up to the string's length at every collection.
 	keyAt, keyLen int32
-	holder        jspan
-	old           jspan
-	m             jspan
-	value         jspan
+	holder        rawjson.Ref
+	old           rawjson.Ref
+	m             rawjson.Ref
+	value         rawjson.Ref
 	rest          []segment // a view of the path's segments
 }
 
 // foundCompact records a target as a cref, its key in w.keys.
 func (w *walker) foundCompact(p *annotationPath, holder gjson.Result, rest []segment, old, m gjson.Result) string {
-	ref := cref{keyAt: int32(len(w.keys)), holder: spanOf(holder), old: spanOf(old), m: spanOf(m), value: absent, rest: rest} //nolint:gosec // offsets fit: see spanOf
+	ref := cref{keyAt: int32(len(w.keys)), holder: rawjson.RefOf(holder), old: rawjson.RefOf(old), m: rawjson.RefOf(m), value: rawjson.Absent, rest: rest} //nolint:gosec // offsets fit: see rawjson.RefOf
 	if p.plain != "" {
 		w.keys = append(w.keys, p.plain...)
 	} else {
@@ -79,7 +47,7 @@ func (w *walker) foundCompact(p *annotationPath, holder gjson.Result, rest []seg
 		if problem != "" {
 			return problem
 		}
-		ref.value = spanOf(value)
+		ref.value = rawjson.RefOf(value)
 	}
 	if len(w.crefs) == cap(w.crefs) { // doubled: append grows a large slice by a quarter, copying it more often
 		w.crefs = slices.Grow(w.crefs, max(16, len(w.crefs)))
@@ -94,12 +62,12 @@ func (r *cref) keyIn(keys []byte) []byte { return keys[r.keyAt : r.keyAt+r.keyLe
 // position is where the map is in the document, or where it will be created.
 func (r *cref) position() int32 {
 	switch {
-	case r.m.exists():
-		return r.m.at
-	case r.old.exists():
-		return r.old.at
+	case r.m.Exists():
+		return r.m.At
+	case r.old.Exists():
+		return r.old.At
 	}
-	return r.holder.at
+	return r.holder.At
 }
 
 // compareRefs orders targets by place: position, then the names still to create.

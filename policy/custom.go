@@ -2,6 +2,7 @@ package policy
 
 import (
 	"bytes"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 	"strconv"
 	"strings"
 
@@ -33,7 +34,7 @@ func (e *evaluation) customMaps(object gjson.Result, field string) (maps, string
 		return maps{}, field + " is missing or not an object"
 	}
 	c := e.kind.custom
-	root := docRoot(object.Raw)
+	root := rawjson.Root(object.Raw)
 	w := walker{doc: object.Raw, index: e.req.index, field: field, kind: e.kind.name, entry: AnnotationKey, compact: true}
 	for i := range c.annotations {
 		if problem := w.walk(root, &c.annotations[i]); problem != "" {
@@ -80,7 +81,7 @@ func (e *evaluation) createCustom() decision {
 				return d
 			}
 		}
-		if d, refused := c.asOnCreate(&now, t, t.value.result(now.doc), trusted); refused {
+		if d, refused := c.asOnCreate(&now, t, t.value.Result(now.doc), trusted); refused {
 			return d
 		}
 	}
@@ -90,8 +91,8 @@ func (e *evaluation) createCustom() decision {
 // checkValues validates every value present in the targets (a trusted requester's).
 func (e *evaluation) checkValues(m *maps) (decision, bool) {
 	for i := range m.targets {
-		if t := &m.targets[i]; t.value.exists() {
-			if problem := CheckSuppliedValue(t.value.result(m.doc).Str); problem != "" {
+		if t := &m.targets[i]; t.value.Exists() {
+			if problem := CheckSuppliedValue(t.value.Result(m.doc).Str); problem != "" {
 				return e.invalidValueIn(m.key(t), problem), true
 			}
 		}
@@ -105,7 +106,7 @@ func (e *evaluation) updateCustom() decision {
 	if problem != "" {
 		return badInput(problem)
 	}
-	if isMissing(e.req.oldObject) {
+	if rawjson.IsMissing(e.req.oldObject) {
 		return badInput("request.oldObject is missing: an UPDATE needs the old object to compare with")
 	}
 	was, problem := e.oldMaps(&now)
@@ -131,10 +132,10 @@ func (e *evaluation) updateCustom() decision {
 		if paired && sameBytes(now.doc, t.value, was.doc, before.value) {
 			continue // unchanged, byte for byte (a controller's status write): nothing to unescape
 		}
-		value := t.value.result(now.doc)
+		value := t.value.Result(now.doc)
 		var beforeValue gjson.Result
 		if paired {
-			beforeValue = before.value.result(was.doc)
+			beforeValue = before.value.Result(was.doc)
 		}
 		switch {
 		case !paired: // a new element: as on CREATE
@@ -152,7 +153,7 @@ func (e *evaluation) updateCustom() decision {
 			e.warn("refused a change of " + AnnotationKey + " in " + now.key(t) + " (rule 12)")
 			return reject(Rule12Refusal(e.describeRequester(), now.key(t), e.kind.name))
 		case beforeValue.Exists(): // rule 8: restored
-			c.edits.set(t, texts(nil, beforeValue.Raw))
+			c.edits.set(t, rawjson.Texts(nil, beforeValue.Raw))
 			c.restored++
 		default: // rule 8: added where there was none, removed
 			c.edits.remove(t)
@@ -180,20 +181,20 @@ func (e *evaluation) unchangedAround(now *maps) bool {
 	if len(now.targets)+len(now.guard) == 0 {
 		return false // nothing to pair: walking the old object costs little, and finds its bad input
 	}
-	var same []jspan // the new object's top-level members the old object holds unchanged
-	oldRoot := docRoot(e.req.oldObject.Raw)
-	it, ok := e.req.index.members(docRoot(now.doc))
+	var same []rawjson.Ref // the new object's top-level members the old object holds unchanged
+	oldRoot := rawjson.Root(e.req.oldObject.Raw)
+	it, ok := e.req.index.Members(rawjson.Root(now.doc))
 	if !ok {
 		return false
 	}
 	for {
 		var key, value gjson.Result
 		var more bool
-		if it, key, value, more = it.next(); !more {
+		if it, key, value, more = it.Next(); !more {
 			break
 		}
-		if _, was, dup := e.req.index.memberRaw(oldRoot, key.Str); !dup && was.Raw == value.Raw {
-			same = append(same, spanOf(value))
+		if _, was, dup := e.req.index.MemberRaw(oldRoot, key.Str); !dup && was.Raw == value.Raw {
+			same = append(same, rawjson.RefOf(value))
 		}
 	}
 	for _, list := range [2][]cref{now.targets, now.guard} {
@@ -207,9 +208,9 @@ func (e *evaluation) unchangedAround(now *maps) bool {
 }
 
 // within reports whether offset at lies inside one of spans.
-func within(spans []jspan, at int32) bool {
+func within(spans []rawjson.Ref, at int32) bool {
 	for _, s := range spans {
-		if at >= s.at && at < s.at+s.n {
+		if at >= s.At && at < s.At+s.N {
 			return true
 		}
 	}
@@ -218,11 +219,11 @@ func within(spans []jspan, at int32) bool {
 
 // sameBytes reports whether two optional values are present in both documents with the same bytes, or
 // absent from both.
-func sameBytes(doc string, a jspan, oldDoc string, b jspan) bool {
-	if !a.exists() || !b.exists() {
-		return a.exists() == b.exists()
+func sameBytes(doc string, a rawjson.Ref, oldDoc string, b rawjson.Ref) bool {
+	if !a.Exists() || !b.Exists() {
+		return a.Exists() == b.Exists()
 	}
-	return doc[a.at:a.at+a.n] == oldDoc[b.at:b.at+b.n]
+	return doc[a.At:a.At+a.N] == oldDoc[b.At:b.At+b.N]
 }
 
 // pairing finds a target's pair in the old object by its concrete path. Most updates keep the object's
@@ -254,7 +255,7 @@ type customChange struct {
 	e                  *evaluation
 	edits              edits
 	stamp              *string // the requester's identity as the annotation value, once a supplied one is compared with it
-	stampJSON          []part
+	stampJSON          []rawjson.Part
 	replaced, restored int
 }
 
@@ -307,7 +308,7 @@ func (c *customChange) decision() decision {
 		c.e.warn(w)
 		d.warnings = []string{w}
 	}
-	if mutated.changed() {
+	if mutated.Changed() {
 		c.e.debug("stamped the requester in the custom resource's annotation maps (rules 11 and 12)")
 	}
 	return d
@@ -353,11 +354,11 @@ func (e *evaluation) guard(now, was *maps) (decision, bool) {
 		var before map[string]gjson.Result
 		if was != nil {
 			if old, paired := pairs.find(i, g); paired {
-				before = membersOf(e.req.index, old.m.result(was.doc))
+				before = membersOf(e.req.index, old.m.Result(was.doc))
 			}
 		}
 		var refusal string
-		e.req.index.forEach(g.m.result(now.doc), func(key, value gjson.Result) bool {
+		e.req.index.ForEach(g.m.Result(now.doc), func(key, value gjson.Result) bool {
 			changed := -1 // unknown until a leaf needs it
 			eachLeaf(value.Raw, key.Str, func(l leaf) bool {
 				var why string
@@ -395,12 +396,12 @@ func (e *evaluation) guard(now, was *maps) (decision, bool) {
 
 // membersOf returns the members of obj by key (none when obj is absent); a key that occurs more than
 // once maps to an absent value, so that no copy counts as unchanged.
-func membersOf(x *jsonIndex, obj gjson.Result) map[string]gjson.Result {
+func membersOf(x *rawjson.Index, obj gjson.Result) map[string]gjson.Result {
 	if !obj.IsObject() {
 		return nil
 	}
 	out := make(map[string]gjson.Result)
-	x.forEach(obj, func(key, value gjson.Result) bool {
+	x.ForEach(obj, func(key, value gjson.Result) bool {
 		if _, dup := out[key.Str]; dup {
 			value = gjson.Result{}
 		}
@@ -418,7 +419,7 @@ const TaskGroupsKey = "yunikorn.apache.org/task-groups"
 // substitutes "{{...}}" in keys, so an invalid key may become the annotation), and a task-groups value
 // that is new or changed may not name the annotation.
 func (e *evaluation) checkTargetKeys(now *maps, t *cref, was *maps, old *cref) (decision, bool) {
-	if !t.m.exists() {
+	if !t.m.Exists() {
 		return decision{}, false // no map yet: no key (and, in the module, no closure made for each of thousands)
 	}
 	return e.checkMapKeys(now, t, was, old)
@@ -426,23 +427,23 @@ func (e *evaluation) checkTargetKeys(now *maps, t *cref, was *maps, old *cref) (
 
 // checkMapKeys is checkTargetKeys for a target whose map exists.
 func (e *evaluation) checkMapKeys(now *maps, t *cref, was *maps, old *cref) (decision, bool) {
-	m := t.m.result(now.doc)
+	m := t.m.Result(now.doc)
 	if !m.IsObject() {
 		return decision{}, false
 	}
 	var oldMap gjson.Result
 	if old != nil {
-		oldMap = old.m.result(was.doc)
+		oldMap = old.m.Result(was.doc)
 	}
 	var refusal string
-	e.req.index.forEach(m, func(key, value gjson.Result) bool {
+	e.req.index.ForEach(m, func(key, value gjson.Result) bool {
 		switch {
 		case labelKeyProblem(strings.ToLower(key.Str)) != "": // the API server's check of annotation keys
 			refusal = InvalidKeyRefusal(now.key(t), key.Str)
 		case key.Str == TaskGroupsKey:
 			var was gjson.Result // a key given twice in the old map: no value to compare with
 			if oldMap.IsObject() {
-				if _, v, dup := e.req.index.member(oldMap, TaskGroupsKey); !dup {
+				if _, v, dup := e.req.index.Member(oldMap, TaskGroupsKey); !dup {
 					was = v
 				}
 			}

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"encoding/json"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 	"strings"
 	"testing"
 
@@ -69,7 +70,7 @@ func expectObject(t *testing.T, resp response, want string) {
 }
 
 // value is an annotation value as JSON text inside an object.
-func value(v string) string { return jsonString(v) }
+func value(v string) string { return rawjson.Quote(v) }
 
 var (
 	aliceJSON = value(aliceValue)
@@ -324,16 +325,16 @@ func TestCustomEdits_OneSpanPerObject(t *testing.T) {
 	w := walker{doc: doc, field: "request.object", entry: AnnotationKey}
 	c := walker{doc: doc, field: "request.object", entry: AnnotationKey, compact: true}
 	for _, path := range []*annotationPath{&p, &q, &r} {
-		if problem := w.walk(docRoot(doc), path); problem != "" {
+		if problem := w.walk(rawjson.Root(doc), path); problem != "" {
 			t.Fatal(problem)
 		}
-		if problem := c.walk(docRoot(doc), path); problem != "" {
+		if problem := c.walk(rawjson.Root(doc), path); problem != "" {
 			t.Fatal(problem)
 		}
 	}
 	e := edits{doc: doc}
 	for i := range c.crefs {
-		e.set(&c.crefs[i], texts(nil, `"v"`))
+		e.set(&c.crefs[i], rawjson.Texts(nil, `"v"`))
 	}
 	out, problem := e.result()
 	if problem != "" {
@@ -344,7 +345,7 @@ func TestCustomEdits_OneSpanPerObject(t *testing.T) {
 		t.Fatalf("%v: %s", err, out.String())
 	}
 	for i := range w.refs {
-		single := setRef(nil, doc, &w.refs[i], texts(nil, `"v"`)).String()
+		single := setRef(nil, doc, &w.refs[i], rawjson.Texts(nil, `"v"`)).String()
 		if err := json.Unmarshal([]byte(single), &got); err != nil {
 			t.Fatalf("%v: %s", err, single)
 		}

@@ -3,6 +3,7 @@ package policy
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 	"io"
 	"os"
 	"path/filepath"
@@ -199,14 +200,14 @@ func FuzzStamp(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, object, user, groups string) {
 		var original map[string]any
-		if json.Unmarshal([]byte(object), &original) != nil || !gjson.Valid(object) || !validJSON(groups) {
+		if json.Unmarshal([]byte(object), &original) != nil || !gjson.Valid(object) || !rawjson.Valid(groups) {
 			return // the policy refuses payloads that are not valid JSON before it gets here
 		}
-		tgt, problem := findTarget(indexJSON(object), gjson.Parse(object), "request.object", podKind, "")
+		tgt, problem := findTarget(rawjson.Parse(object), gjson.Parse(object), "request.object", podKind, "")
 		if problem != "" {
 			return
 		}
-		r := request{userInfo: gjson.Parse(`{"username":` + jsonString(user) + `,"groups":` + groups + `}`)}
+		r := request{userInfo: gjson.Parse(`{"username":` + rawjson.Quote(user) + `,"groups":` + groups + `}`)}
 		r.username, r.groups = r.userInfo.Get("username"), r.userInfo.Get("groups")
 		who, problem := readRequester(&r)
 		if problem != "" {
@@ -309,7 +310,7 @@ func FuzzCustomKind(f *testing.F) {
 	settings, _ := CheckSettings([]byte(fuzzKindSettings))
 	kind, _ := settings.customKind("x.io", "K")
 	f.Fuzz(func(t *testing.T, object string) {
-		if !validJSON(object) || !gjson.Parse(object).IsObject() {
+		if !rawjson.Valid(object) || !gjson.Parse(object).IsObject() {
 			return
 		}
 		out := Validate(payload(object), logger)
@@ -332,9 +333,9 @@ func FuzzCustomKind(f *testing.F) {
 				t.Fatalf("the splice changed more than the annotations (-before +after):\n%s", diff)
 			}
 		}
-		w := walker{doc: result, index: indexJSON(result), field: "request.object", kind: "K", entry: AnnotationKey}
+		w := walker{doc: result, index: rawjson.Parse(result), field: "request.object", kind: "K", entry: AnnotationKey}
 		for i := range kind.annotations {
-			if problem := w.walk(docRoot(result), &kind.annotations[i]); problem != "" {
+			if problem := w.walk(rawjson.Root(result), &kind.annotations[i]); problem != "" {
 				t.Fatalf("accepted, but the result is bad input: %s\n%s", problem, result)
 			}
 		}
@@ -424,10 +425,10 @@ func FuzzCustomKindUpdate(f *testing.F) {
 	kind, _ := settings.customKind("x.io", "K")
 	maps := func(t *testing.T, doc string) map[string]gjson.Result {
 		t.Helper()
-		w := walker{doc: doc, index: indexJSON(doc), field: "request.object", kind: "K", entry: AnnotationKey}
+		w := walker{doc: doc, index: rawjson.Parse(doc), field: "request.object", kind: "K", entry: AnnotationKey}
 		out := map[string]gjson.Result{}
 		for i := range kind.annotations {
-			if problem := w.walk(docRoot(doc), &kind.annotations[i]); problem != "" {
+			if problem := w.walk(rawjson.Root(doc), &kind.annotations[i]); problem != "" {
 				t.Fatalf("accepted, but bad input: %s\n%s", problem, doc)
 			}
 		}
@@ -437,7 +438,7 @@ func FuzzCustomKindUpdate(f *testing.F) {
 		return out
 	}
 	f.Fuzz(func(t *testing.T, object, old string) {
-		if !validJSON(object) || !gjson.Parse(object).IsObject() || !validJSON(old) || !gjson.Parse(old).IsObject() {
+		if !rawjson.Valid(object) || !gjson.Parse(object).IsObject() || !rawjson.Valid(old) || !gjson.Parse(old).IsObject() {
 			return
 		}
 		payload := []byte(`{"request":{"operation":"UPDATE","kind":{"group":"x.io","version":"v1","kind":"K"},` +
@@ -478,7 +479,7 @@ func acceptedResult(t *testing.T, resp response, object string) (string, bool) {
 	if len(resp.MutatedObject) > 0 {
 		result = string(resp.MutatedObject)
 	}
-	if !validJSON(result) {
+	if !rawjson.Valid(result) {
 		t.Fatalf("the splice broke the JSON:\n%s\ninput: %s", result, object)
 	}
 	return result, true
@@ -489,7 +490,7 @@ func acceptedResult(t *testing.T, resp response, object string) (string, bool) {
 func checkUnchangedAround(t *testing.T, payload []byte, kind *CustomWorkload) {
 	t.Helper()
 	text := string(payload)
-	r := readRequest(indexJSON(text))
+	r := readRequest(rawjson.Parse(text))
 	e := evaluation{req: &r, kind: workload{name: "K", custom: kind}}
 	now, problem := e.customMaps(r.object, "request.object")
 	if problem != "" || !e.unchangedAround(&now) {
@@ -524,7 +525,7 @@ func FuzzLeaves(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, text string) {
 		named := namesAnnotation(text)
-		if !validJSON(text) {
+		if !rawjson.Valid(text) {
 			return
 		}
 		found := false

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 	"strings"
 )
 
@@ -36,7 +37,7 @@ func eachLeaf(raw, prefix string, fn func(leaf) bool) {
 	for i := 0; i < len(raw); {
 		c := raw[i]
 		switch {
-		case isSpace(c) || c == ':':
+		case rawjson.IsSpace(c) || c == ':':
 			i++
 		case c == ',':
 			expectKey = len(stack) > 0 && stack[len(stack)-1].object
@@ -57,8 +58,8 @@ func eachLeaf(raw, prefix string, fn func(leaf) bool) {
 			}
 			i++
 		case c == '"':
-			end, escaped := stringEnd(raw, i)
-			s := stringValue(raw[i:end], escaped)
+			end, escaped := rawjson.StringEnd(raw, i)
+			s := rawjson.StringValue(raw[i:end], escaped)
 			i = end
 			if expectKey {
 				top := &stack[len(stack)-1]
@@ -75,60 +76,12 @@ func eachLeaf(raw, prefix string, fn func(leaf) bool) {
 				return
 			}
 		default:
-			i = scalarEnd(raw, i)
+			i = rawjson.ScalarEnd(raw, i)
 			if !emit("", false) {
 				return
 			}
 		}
 	}
-}
-
-// stringsOf calls fn with every string of text (keys and values, unescaped) until fn returns true, and
-// reports whether it did. When text is not valid JSON, its quoted runs are read as strings all the same:
-// a reader more lenient than the policy's (Go's decoder takes invalid UTF-8) must not find a string the
-// policy did not look at.
-func stringsOf(text string, fn func(string) bool) bool {
-	valid := validJSON(text)
-	for i := 0; i < len(text); i++ {
-		if text[i] != '"' {
-			continue
-		}
-		end, escaped, closed := closedStringEnd(text, i)
-		if !closed {
-			return false
-		}
-		s := text[i:end]
-		if escaped && !valid {
-			s = unescapeLeniently(s)
-		} else {
-			s = stringValue(s, escaped)
-		}
-		if fn(s) {
-			return true
-		}
-		i = end - 1
-	}
-	return false
-}
-
-// closedStringEnd is stringEnd that also reports whether the string has its closing quote.
-func closedStringEnd(s string, i int) (end int, escaped, closed bool) {
-	for i++; i < len(s); i++ {
-		switch s[i] {
-		case '"':
-			return i + 1, escaped, true
-		case '\\':
-			escaped = true
-			i++
-		}
-	}
-	return len(s), escaped, false
-}
-
-// unescapeLeniently unescapes a quoted run of text that may not be a valid JSON string: what gjson can
-// read, and the text without its backslashes too, so that either reading is looked at.
-func unescapeLeniently(quoted string) string {
-	return stringValue(quoted, true) + "\x00" + strings.ReplaceAll(quoted, `\`, "")
 }
 
 // namesAnnotation reports whether a task-groups value, read as JSON, holds a key or a string that
@@ -138,5 +91,5 @@ func namesAnnotation(taskGroups string) bool {
 	if !strings.Contains(taskGroups, "user") && !strings.Contains(taskGroups, `\`) {
 		return false // neither the key nor an escape that could spell it
 	}
-	return stringsOf(taskGroups, func(s string) bool { return strings.Contains(s, AnnotationKey) })
+	return rawjson.Strings(taskGroups, func(s string) bool { return strings.Contains(s, AnnotationKey) })
 }

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 	"strconv"
 	"strings"
 
@@ -179,10 +180,10 @@ type mapRef struct {
 // walker walks paths over one object and collects the maps they name, each once, in document order.
 type walker struct {
 	doc   string
-	index *jsonIndex // of the payload doc is part of, or nil
-	field string     // "request.object", for messages
-	kind  string     // for the message of a missing required segment
-	entry string     // the key looked up in every map found ("" for guard maps)
+	index *rawjson.Index // of the payload doc is part of, or nil
+	field string         // "request.object", for messages
+	kind  string         // for the message of a missing required segment
+	entry string         // the key looked up in every map found ("" for guard maps)
 	refs  []mapRef
 	// compact makes found record crefs (a declared kind's targets, of which an object may hold thousands)
 	// instead of refs: a few words each, so that memory and the work of a fresh instance's collector
@@ -295,7 +296,7 @@ func (w *walker) pop(seg bool, n int) {
 // step looks up segment i of p in cur, an object that exists.
 func (w *walker) step(cur gjson.Result, p *annotationPath, i int, anchor gjson.Result) string {
 	seg := p.segments[i]
-	v, dup := w.index.child(cur, seg.name)
+	v, dup := w.index.Child(cur, seg.name)
 	if dup {
 		return duplicateKey(w.at(), seg.name)
 	}
@@ -312,7 +313,7 @@ func (w *walker) stepIn(cur, v gjson.Result, p *annotationPath, i int, anchor gj
 		return w.stepBefore(v, p, i, anchor, cur)
 	}
 	// From create on: created when missing or null, bad input when of another type.
-	if isMissing(v) {
+	if rawjson.IsMissing(v) {
 		rest := p.segments[i:]
 		for _, s := range p.segments[i+1:] {
 			w.push(true, s.name)
@@ -344,7 +345,7 @@ func (w *walker) stepIn(cur, v gjson.Result, p *annotationPath, i int, anchor gj
 func (w *walker) stepBefore(v gjson.Result, p *annotationPath, i int, anchor, cur gjson.Result) string {
 	if i == len(p.segments)-1 { // a guard map: named only when it exists
 		switch {
-		case isMissing(v):
+		case rawjson.IsMissing(v):
 			return ""
 		case !v.IsObject():
 			return w.at() + " must be an object"
@@ -374,7 +375,7 @@ func (w *walker) each(v gjson.Result, p *annotationPath, i int, wild string) str
 	if array && !v.IsArray() || !array && !v.IsObject() {
 		return "" // names nothing (and, per element of a nested wildcard, costs nothing)
 	}
-	it, indexed := w.index.members(v)
+	it, indexed := w.index.Members(v)
 	if !indexed {
 		return w.eachUnindexed(v, p, i, wild)
 	}
@@ -385,7 +386,7 @@ func (w *walker) each(v gjson.Result, p *annotationPath, i int, wild string) str
 	for n := 0; ; n++ {
 		var key, elem gjson.Result
 		var more bool
-		if it, key, elem, more = it.next(); !more {
+		if it, key, elem, more = it.Next(); !more {
 			return ""
 		}
 		if problem := w.eachElement(array, n, key.Str, seen, elem, p, i, wild); problem != "" {
@@ -462,7 +463,7 @@ func (w *walker) found(p *annotationPath, anchor, parent, holder gjson.Result, r
 		if ref.value, problem = w.entryOf(m); problem != "" {
 			return problem
 		}
-		ref.value = withStr(ref.value)
+		ref.value = rawjson.WithStr(ref.value)
 	}
 	w.refs = append(w.refs, ref)
 	return ""
@@ -474,7 +475,7 @@ func (w *walker) entryOf(m gjson.Result) (gjson.Result, string) {
 	if w.entry == "" {
 		return gjson.Result{}, ""
 	}
-	value, dup := w.index.childRaw(m, w.entry)
+	value, dup := w.index.ChildRaw(m, w.entry)
 	switch {
 	case dup:
 		return value, duplicateKey(w.at(), w.entry)
@@ -498,3 +499,5 @@ func memberPiece(name string) []string {
 	}
 	return []string{"[", strconv.Quote(name), "]"}
 }
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -27,8 +28,8 @@ type request struct {
 	oldObject gjson.Result
 	namespace gjson.Result // the request's namespace: a pod's own generated application (rule 14)
 	settings  gjson.Result
-	index     *jsonIndex // of the payload: every Result here is a view of it
-	present   bool       // the payload has a "request" member
+	index     *rawjson.Index // of the payload: every Result here is a view of it
+	present   bool           // the payload has a "request" member
 	// duplicate names the first member the decision reads that occurs twice ("request.kind.kind"): JSON
 	// decoders disagree on which copy wins (encoding/json takes the last, gjson the first), so no copy
 	// may be trusted. payloadDuplicate is one of the payload's own members (request, settings);
@@ -39,10 +40,10 @@ type request struct {
 
 // readRequest walks the payload, which x indexes (so it is valid JSON), once at the top level and once
 // inside "request".
-func readRequest(x *jsonIndex) request {
+func readRequest(x *rawjson.Index) request {
 	r := request{index: x}
 	var seenRequest, seenSettings bool
-	x.forEach(gjson.Parse(x.doc), func(key, value gjson.Result) bool {
+	x.ForEach(gjson.Parse(x.Doc()), func(key, value gjson.Result) bool {
 		switch key.Str {
 		case "request":
 			if seenRequest {
@@ -79,7 +80,7 @@ const (
 )
 
 func (r *request) readAdmissionRequest(req gjson.Result) {
-	r.index.forEach(req, func(key, value gjson.Result) bool {
+	r.index.ForEach(req, func(key, value gjson.Result) bool {
 		switch key.Str {
 		case "operation":
 			if r.first(seenOperation, "operation") {
@@ -142,8 +143,8 @@ func (r *request) readUserInfo(userInfo gjson.Result) (username, groups gjson.Re
 // readTwo reads the members a and b of obj (at path), and records the first one that occurs twice as the
 // request's duplicate, unless one was found before.
 func (r *request) readTwo(obj gjson.Result, path, a, b string) (gjson.Result, gjson.Result) {
-	va, aDup := r.index.child(obj, a)
-	vb, bDup := r.index.child(obj, b)
+	va, aDup := r.index.Child(obj, a)
+	vb, bDup := r.index.Child(obj, b)
 	switch {
 	case r.duplicate != "":
 	case aDup:
@@ -174,58 +175,6 @@ type requester struct {
 	// stamp and the logs can copy it instead of reading it element by element.
 	plain bool
 	count int // the number of groups
-}
-
-// readGroups reads raw, a JSON array from the validated payload, in one pass: whether it holds only
-// strings (ok), how many, and whether it is plain: byte for byte encoding/json's text for the same
-// strings, so that it can be copied as it is. Plain means no whitespace outside the strings, no escapes (so
-// every quote is a delimiter), none of the characters encoding/json escapes although JSON does not need it
-// (<, >, &, U+2028, U+2029: any 0xE2 byte is refused, which covers them), and valid UTF-8 (encoding/json
-// replaces invalid bytes).
-func readGroups(raw string) (ok, plain bool, count int) {
-	plain, ascii, in := true, true, false
-	for i := 1; i < len(raw)-1; i++ {
-		if in {
-			// Eight bytes at a time through a group's ordinary ASCII text, to the first byte that is not.
-			for ; i+8 < len(raw); i += 8 {
-				w := load64(raw, i)
-				// '"' or '&' are the bytes that are 0x26 with bit 0x04 set, '<' or '>' 0x3E with 0x02 set.
-				if m := hasByte(w|lowBits*0x04, '&') | hasByte(w|lowBits*0x02, '>') | hasByte(w, '\\') | hasHigh(w); m != 0 {
-					i += firstFlagged(m)
-					break
-				}
-			}
-		}
-		c := raw[i]
-		if in {
-			switch {
-			case c == '"':
-				in = false
-			case c == '\\':
-				plain = false
-				i++ // the escaped character: a quote or a backslash must not end the string
-			case c == '<' || c == '>' || c == '&' || c == 0xE2:
-				plain = false
-			case c >= utf8.RuneSelf:
-				ascii = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			in = true
-			count++
-		case ',':
-		case ' ', '\t', '\n', '\r':
-			plain = false
-		default:
-			return false, false, 0 // an element that is not a string
-		}
-	}
-	if plain && !ascii {
-		plain = utf8.ValidString(raw)
-	}
-	return true, plain, count
 }
 
 // eachGroup calls fn with each of the requester's groups, in the API server's order, until fn returns
@@ -311,7 +260,7 @@ func readRequester(r *request) (requester, string) {
 	switch {
 	case !r.groups.Exists() || r.groups.Type == gjson.Null:
 	case r.groups.IsArray():
-		ok, plain, count := readGroups(r.groups.Raw)
+		ok, plain, count := rawjson.PlainStrings(r.groups.Raw)
 		if !ok {
 			return requester{}, "request.userInfo.groups must be a list of strings"
 		}

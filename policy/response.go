@@ -3,6 +3,7 @@ package policy
 import (
 	"github.com/mailru/easyjson/buffer"
 	"github.com/mailru/easyjson/jwriter"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 )
 
 // decision is the outcome of one evaluation, before encoding.
@@ -10,7 +11,7 @@ type decision struct {
 	accepted bool
 	code     uint16
 	message  string
-	mutated  edit // the mutated object; the zero edit when nothing changed
+	mutated  rawjson.Edit // the mutated object; the zero edit when nothing changed
 	warnings []string
 }
 
@@ -28,7 +29,7 @@ func badInput(message string) decision { return reject(message) }
 func (d decision) encode() []byte { return d.encodeOver(nil) }
 
 // encodeOver answers with the decision written over buf, the validate payload it was read from, when the
-// answer fits in buf (edit.writeOver); otherwise in a buffer of its own, sized for the whole answer. A
+// answer fits in buf (edit.rawjson.WriteOver); otherwise in a buffer of its own, sized for the whole answer. A
 // mutated object is as large as the request's, and in the guest a buffer for it costs more than the
 // copy: the heap grows for a large one, after a collection that frees nothing and follows every view into
 // the payload back to the payload's start, and its pages are new pages to touch.
@@ -39,13 +40,13 @@ func (d decision) encodeOver(buf []byte) []byte {
 	}
 	n := len(frame) + d.mutated.Len()
 	if n <= len(buf) {
-		end := d.mutated.writeOver(buf, at)
+		end := d.mutated.WriteOver(buf, at)
 		copy(buf, frame[:at]) // after the object: its text may have been there
 		copy(buf[end:], frame[at:])
 		return buf[:n]
 	}
 	out := append(make([]byte, 0, n), frame[:at]...)
-	out = d.mutated.appendTo(out)
+	out = d.mutated.AppendTo(out)
 	return append(out, frame[at:]...)
 }
 
@@ -69,7 +70,7 @@ func (d decision) frame() ([]byte, int) {
 		w.Uint16(d.code)
 	}
 	at := -1
-	if d.mutated.changed() {
+	if d.mutated.Changed() {
 		w.RawString(`,"mutated_object":`)
 		at = w.Size()
 	}

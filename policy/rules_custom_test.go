@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 	"strings"
 	"testing"
 )
@@ -155,13 +156,13 @@ func TestRule13_TemplateKeysAreRefused(t *testing.T) {
 
 func TestRule15_TaskGroupsNamingTheAnnotationAreRefused(t *testing.T) {
 	groups := func(annotations string) string {
-		return jsonString(`[{"name":"tg","minMember":1,"annotations":` + annotations + `}]`)
+		return rawjson.Quote(`[{"name":"tg","minMember":1,"annotations":` + annotations + `}]`)
 	}
 	for _, tg := range []string{
 		groups(`{"` + AnnotationKey + `":"{\"user\":\"alice\"}"}`),
 		groups(`{"yunikorn.apache.org\/user.info":"x"}`),
 		groups(`{"yunikorn.apache.org\u002fuser.info":"x"}`),
-		jsonString(`[{"name":"x","labels":{"a":"yunikorn.apache.org/user.info"}}]`),
+		rawjson.Quote(`[{"name":"x","labels":{"a":"yunikorn.apache.org/user.info"}}]`),
 	} {
 		// in a target map
 		obj := `{"spec":{"driver":{"annotations":{"` + TaskGroupsKey + `":` + tg + `}}}}`
@@ -181,7 +182,7 @@ func TestRule15_TaskGroupsNamingTheAnnotationAreRefused(t *testing.T) {
 		}
 	}
 	// ordinary task groups, and text that is not JSON, pass
-	for _, tg := range []string{groups(`{"a":"b"}`), jsonString("not json"), jsonString(`{"user": `)} {
+	for _, tg := range []string{groups(`{"a":"b"}`), rawjson.Quote("not json"), rawjson.Quote(`{"user": `)} {
 		obj := `{"spec":{"driver":{"annotations":{"` + TaskGroupsKey + `":` + tg + `}}}}`
 		resp, _ := evaluateReq(t, sparkApp(t, asBob, obj, ""), sparkSettings)
 		if !resp.Accepted {

@@ -2,11 +2,11 @@ package policy
 
 import (
 	"bytes"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"unsafe"
 
 	"github.com/tidwall/gjson"
 )
@@ -232,8 +232,8 @@ func parseSettings(data []byte) (Settings, []string) {
 	if trimmed := bytes.TrimSpace(data); len(trimmed) == 0 || string(trimmed) == "{}" {
 		return d.Settings, nil // the common case: nothing to read
 	}
-	text := unsafe.String(unsafe.SliceData(data), len(data))
-	if !validJSON(text) {
+	text := rawjson.View(data)
+	if !rawjson.Valid(text) {
 		return d.Settings, []string{notSettings("it is not valid JSON")}
 	}
 	settings := gjson.Parse(text)

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -11,11 +12,11 @@ import (
 // target is the pod metadata the policy guards inside one object (docs/rules.md "Words": target metadata): a Pod's own
 // metadata, or a workload's pod template metadata. The workload's own metadata is never touched.
 type target struct {
-	mapRef              // the annotations map (m) and the annotation (value), as the kind's path names them
-	doc    string       // the object's JSON text; every Result indexes into it
-	index  *jsonIndex   // of the payload doc is part of, or nil
-	labels gjson.Result // absent or null when missing, or when legacy handling is off
-	label  gjson.Result // the legacy label's value; absent when not set
+	mapRef                // the annotations map (m) and the annotation (value), as the kind's path names them
+	doc    string         // the object's JSON text; every Result indexes into it
+	index  *rawjson.Index // of the payload doc is part of, or nil
+	labels gjson.Result   // absent or null when missing, or when legacy handling is off
+	label  gjson.Result   // the legacy label's value; absent when not set
 	// identity is what rules 14 and 15 read: the pods' application ID and task groups.
 	identity podIdentity
 }
@@ -23,13 +24,13 @@ type target struct {
 // findTarget walks object (raw JSON text of request.object or request.oldObject, named by field) along the
 // kind's path to the target metadata and checks every type on the way. A problem is a bad-input message
 // for a 400.
-func findTarget(x *jsonIndex, object gjson.Result, field string, w workload, legacyLabel string) (target, string) {
+func findTarget(x *rawjson.Index, object gjson.Result, field string, w workload, legacyLabel string) (target, string) {
 	t := target{doc: object.Raw, index: x}
 	if !object.IsObject() {
 		return t, field + " is missing or not an object"
 	}
 	wk := walker{doc: object.Raw, index: x, field: field, kind: w.name, entry: AnnotationKey}
-	if problem := wk.walk(docRoot(object.Raw), &w.path); problem != "" {
+	if problem := wk.walk(rawjson.Root(object.Raw), &w.path); problem != "" {
 		return t, problem
 	}
 	t.mapRef = wk.refs[0] // a built-in path names one map, and its pod template is required
@@ -53,17 +54,17 @@ func duplicateKey(path, key string) string {
 
 // stringEntry reads metadata[mapName][key] from a string map (annotations or labels) that may be missing
 // or null; md names metadata's path for messages.
-func stringEntry(x *jsonIndex, metadata gjson.Result, mapName, key string, md func(...string) string) (m, v gjson.Result, problem string) {
-	m, dup := x.child(metadata, mapName)
+func stringEntry(x *rawjson.Index, metadata gjson.Result, mapName, key string, md func(...string) string) (m, v gjson.Result, problem string) {
+	m, dup := x.Child(metadata, mapName)
 	switch {
 	case dup:
 		return m, v, duplicateKey(md(), mapName)
-	case isMissing(m):
+	case rawjson.IsMissing(m):
 		return m, v, ""
 	case !m.IsObject():
 		return m, v, md(mapName) + " must be an object of strings"
 	}
-	if v, dup = x.child(m, key); dup {
+	if v, dup = x.Child(m, key); dup {
 		return m, v, duplicateKey(md(mapName), key)
 	}
 	if v.Exists() && v.Type != gjson.String {
@@ -85,23 +86,23 @@ func sameEntry(a, b gjson.Result) bool {
 // stamp returns the object with the annotation set to valueJSON (the value as a JSON string, in parts),
 // creating metadata and annotations when missing or null. It edits the innermost map findTarget found,
 // with the entry findTarget found there, so nothing is looked up again.
-func (t target) stamp(valueJSON []part) edit {
+func (t target) stamp(valueJSON []rawjson.Part) rawjson.Edit {
 	return setRef(t.index, t.doc, &t.mapRef, valueJSON)
 }
 
 // setRef returns doc with the annotation in the map ref names set to valueJSON, creating the map (and the
 // objects above it that are missing, below the deepest one that is there).
-func setRef(x *jsonIndex, doc string, ref *mapRef, valueJSON []part) edit {
+func setRef(x *rawjson.Index, doc string, ref *mapRef, valueJSON []rawjson.Part) rawjson.Edit {
 	if len(ref.rest) == 0 {
-		return putMember(x, doc, ref.m, AnnotationKey, ref.value, valueJSON)
+		return rawjson.PutMember(x, doc, ref.m, AnnotationKey, ref.value, valueJSON)
 	}
-	parts := make([]part, 0, 3*len(ref.rest)+len(valueJSON)+3)
+	parts := make([]rawjson.Part, 0, 3*len(ref.rest)+len(valueJSON)+3)
 	for _, s := range ref.rest[1:] {
-		parts = texts(parts, "{", jsonString(s.name), ":")
+		parts = rawjson.Texts(parts, "{", rawjson.Quote(s.name), ":")
 	}
-	parts = append(texts(parts, "{", quotedAnnotationKey, ":"), valueJSON...)
-	parts = texts(parts, strings.Repeat("}", len(ref.rest)))
-	return putMember(x, doc, ref.holder, ref.rest[0].name, ref.old, parts)
+	parts = append(rawjson.Texts(parts, "{", quotedAnnotationKey, ":"), valueJSON...)
+	parts = rawjson.Texts(parts, strings.Repeat("}", len(ref.rest)))
+	return rawjson.PutMember(x, doc, ref.holder, ref.rest[0].name, ref.old, parts)
 }
 
-var quotedAnnotationKey = jsonString(AnnotationKey)
+var quotedAnnotationKey = rawjson.Quote(AnnotationKey)

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 	"strconv"
 	"unicode/utf8"
 
@@ -51,20 +52,20 @@ func stampValue(u *requester) string {
 	return string(w.Buffer.BuildBytes())
 }
 
-// stampJSON is jsonString(stampValue(u)), the annotation value as the JSON string spliced into the
+// stampJSON is rawjson.Quote(stampValue(u)), the annotation value as the JSON string spliced into the
 // object, in parts. For a plain groups array the array is one part written from the payload with its
 // quotes escaped (each delimits a group and becomes \", and nothing else in it needs escaping): for a user
 // in 20,000 groups the stamp is ~750 KB, and a copy of it cost a heap growth per request.
-func stampJSON(u *requester) []part {
+func stampJSON(u *requester) []rawjson.Part {
 	if !u.plain {
-		return texts(nil, jsonString(stampValue(u)))
+		return rawjson.Texts(nil, rawjson.Quote(stampValue(u)))
 	}
-	user := jsonString(jsonString(u.username)) // the user's JSON string, as a JSON string
+	user := rawjson.Quote(rawjson.Quote(u.username)) // the user's JSON string, as a JSON string
 	user = user[1 : len(user)-1]
 	if u.groups.Raw == "[]" { // an empty list is left out, as UserInfo's omitempty does
-		return texts(nil, `"{\"user\":`+user+`}"`)
+		return rawjson.Texts(nil, `"{\"user\":`+user+`}"`)
 	}
-	return []part{{text: `"{\"user\":` + user + `,\"groups\":`}, {text: u.groups.Raw, quotes: 2 * u.count}, {text: `}"`}}
+	return []rawjson.Part{{Text: `"{\"user\":` + user + `,\"groups\":`}, {Text: u.groups.Raw, Quotes: 2 * u.count}, {Text: `}"`}}
 }
 
 // CheckSuppliedValue applies the strict validator of docs/rules.md "Value format" to a value supplied by a trusted requester and
@@ -72,7 +73,7 @@ func stampJSON(u *requester) []part {
 // duplicate keys; the scheduler would then read "nobody" or the last duplicate (and encoding/json matches
 // keys case-insensitively), so each of those is refused here.
 func CheckSuppliedValue(value string) string {
-	if !validJSON(value) {
+	if !rawjson.Valid(value) {
 		return "it is not valid JSON"
 	}
 	if !utf8.ValidString(value) {

@@ -3,6 +3,7 @@ package policy
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 	"strings"
 	"testing"
 
@@ -58,7 +59,7 @@ func TestUserInfo_StampFromThePayloadIsByteIdenticalToYuniKorn(t *testing.T) {
 		{"bad-utf8", "[\"bad utf8 \xff\xfe\"]", []string{"bad utf8 \xff\xfe"}, false}, // raw bytes, as in --payload raw
 		{"é \"q\" <b>\u2028", `["a","b"]`, []string{"a", "b"}, true},                  // a user name with everything to escape
 	} {
-		userInfo := `{"username":` + jsonString(tc.user)
+		userInfo := `{"username":` + rawjson.Quote(tc.user)
 		if tc.groups != "" {
 			userInfo += `,"groups":` + tc.groups
 		}
@@ -83,7 +84,7 @@ func TestUserInfo_StampFromThePayloadIsByteIdenticalToYuniKorn(t *testing.T) {
 		if quoted, err := json.Marshal(string(want)); err != nil || partsString(parts) != string(quoted) {
 			t.Errorf("stamp as a JSON string for %s\n got %s\nwant %s (%v)", userInfo, partsString(parts), quoted, err)
 		}
-		if n := (span{parts: parts}).delta(); n != len(partsString(parts)) {
+		if n := (rawjson.Edit{Span: rawjson.Span{Parts: parts}}).Len(); n != len(partsString(parts)) {
 			t.Errorf("stamp as a JSON string for %s: its parts say %d bytes, they write %d", userInfo, n, len(partsString(parts)))
 		}
 		if got, want := who.joinGroups(), strings.Join(tc.want, ","); got != want {
@@ -158,14 +159,14 @@ func TestReadGroups_CountsAndClassifiesInOnePass(t *testing.T) {
 		{`["a",1]`, false, false, 0},
 		{`["a",["b"]]`, false, false, 0},
 	} {
-		ok, plain, count := readGroups(tc.raw)
+		ok, plain, count := rawjson.PlainStrings(tc.raw)
 		if ok != tc.ok || plain != tc.plain || count != tc.count {
 			t.Errorf("%s: ok %v plain %v count %d, want %v %v %d", tc.raw, ok, plain, count, tc.ok, tc.plain, tc.count)
 		}
 	}
 }
 
-// readGroups reads eight bytes at a time through a group's text: a character that makes the array not
+// rawjson.PlainStrings reads eight bytes at a time through a group's text: a character that makes the array not
 // plain is found at every offset of a long group, and the first and last groups are read to their ends.
 func TestReadGroups_FindsWhatMattersAtEveryOffset(t *testing.T) {
 	for _, special := range []struct {
@@ -177,7 +178,7 @@ func TestReadGroups_FindsWhatMattersAtEveryOffset(t *testing.T) {
 		for at := range 20 {
 			group := strings.Repeat("a", at) + special.text + strings.Repeat("b", 19-at)
 			raw := `["` + group + `","cn=team-000001,ou=groups,dc=example","` + group + `"]`
-			if ok, plain, count := readGroups(raw); !ok || plain != special.plain || count != 3 {
+			if ok, plain, count := rawjson.PlainStrings(raw); !ok || plain != special.plain || count != 3 {
 				t.Errorf("%s: ok %v plain %v count %d, want true %v 3", raw, ok, plain, count, special.plain)
 			}
 		}
@@ -231,7 +232,7 @@ func TestCheckSuppliedValue(t *testing.T) {
 func TestJSONString_MatchesEncodingJSON(t *testing.T) {
 	for _, s := range []string{"", "plain", "yunikorn.apache.org/user.info", `q"b\`, "<>&", "\u2028\u2029", "\x00\x1f\x7f", "é日🙂", "bad \xff utf8", "\t\n\r"} {
 		want, _ := json.Marshal(s)
-		if got := jsonString(s); got != string(want) {
+		if got := rawjson.Quote(s); got != string(want) {
 			t.Errorf("jsonString(%q) = %s, want %s", s, got, want)
 		}
 	}

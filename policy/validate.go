@@ -1,7 +1,7 @@
 package policy
 
 import (
-	"unsafe"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 
 	"github.com/francoispqt/onelog"
 	"github.com/tidwall/gjson"
@@ -38,8 +38,8 @@ func ValidateSettings(payload []byte) []byte {
 // the stack pointer): the frames stay apart.
 func evaluate(payload []byte, logger *onelog.Logger) decision {
 	// The payload is only read and outlives the evaluation, so a string view of it is safe.
-	text := unsafe.String(unsafe.SliceData(payload), len(payload))
-	index := indexJSON(text)
+	text := rawjson.View(payload)
+	index := rawjson.Parse(text)
 	if index == nil {
 		return badInput("the validate payload is not valid JSON")
 	}
@@ -74,7 +74,7 @@ func evaluate(payload []byte, logger *onelog.Logger) decision {
 	if problem != "" {
 		return badInput(problem)
 	}
-	settings, problem := ParseSettings(unsafe.Slice(unsafe.StringData(r.settings.Raw), len(r.settings.Raw))) // read only
+	settings, problem := ParseSettings(rawjson.Bytes(r.settings.Raw)) // read only
 	if problem != "" {
 		return badInput("the policy settings are not valid: " + problem)
 	}
@@ -98,7 +98,7 @@ func evaluateCustom(r *request, logger *onelog.Logger) decision {
 	if tableKind(r.group, r.kind) != nil || !hasCustomWorkloads(r.settings) {
 		return accept() // an operation of a table kind the policy does not decide on (UPDATE of a Binding)
 	}
-	settings, problem := ParseSettings(unsafe.Slice(unsafe.StringData(r.settings.Raw), len(r.settings.Raw))) // read only
+	settings, problem := ParseSettings(rawjson.Bytes(r.settings.Raw)) // read only
 	if problem != "" {
 		return badInput("the policy settings are not valid: " + problem)
 	}
@@ -126,7 +126,7 @@ func evaluateCustom(r *request, logger *onelog.Logger) decision {
 // Binding (the schedulers' own carry no annotations) is accepted unchanged.
 //
 //go:noinline
-func bindingDecision(x *jsonIndex, object gjson.Result, logger *onelog.Logger) decision {
+func bindingDecision(x *rawjson.Index, object gjson.Result, logger *onelog.Logger) decision {
 	set, problem := bindingSetsAnnotation(x, object)
 	switch {
 	case problem != "":
@@ -143,30 +143,30 @@ func bindingDecision(x *jsonIndex, object gjson.Result, logger *onelog.Logger) d
 
 // bindingSetsAnnotation reports whether a Binding's metadata.annotations holds the annotation key, with
 // any value; keys are compared after unescaping (a key that occurs twice is held too).
-func bindingSetsAnnotation(x *jsonIndex, object gjson.Result) (bool, string) {
+func bindingSetsAnnotation(x *rawjson.Index, object gjson.Result) (bool, string) {
 	const field = "request.object"
 	if !object.IsObject() {
 		return false, field + " is missing or not an object"
 	}
-	metadata, dup := x.child(docRoot(object.Raw), "metadata")
+	metadata, dup := x.Child(rawjson.Root(object.Raw), "metadata")
 	switch {
 	case dup:
 		return false, duplicateKey(field, "metadata")
-	case isMissing(metadata):
+	case rawjson.IsMissing(metadata):
 		return false, ""
 	case !metadata.IsObject():
 		return false, field + ".metadata must be an object"
 	}
-	annotations, dup := x.child(metadata, "annotations")
+	annotations, dup := x.Child(metadata, "annotations")
 	switch {
 	case dup:
 		return false, duplicateKey(field+".metadata", "annotations")
-	case isMissing(annotations):
+	case rawjson.IsMissing(annotations):
 		return false, ""
 	case !annotations.IsObject():
 		return false, field + ".metadata.annotations must be an object of strings"
 	}
-	_, value, dup := x.member(annotations, AnnotationKey)
+	_, value, dup := x.Member(annotations, AnnotationKey)
 	return value.Exists() || dup, ""
 }
 
@@ -303,24 +303,24 @@ func (e *evaluation) updateWorkload() decision {
 		return reject(Rule8Refusal(e.describeRequester(), what, e.kind.where(), e.kind.name))
 	}
 	t := newT
-	var restored edit
+	var restored rawjson.Edit
 	if annotationChanged {
 		if oldT.value.Exists() {
-			restored = setRef(t.index, t.doc, &t.mapRef, texts(nil, oldT.value.Raw))
+			restored = setRef(t.index, t.doc, &t.mapRef, rawjson.Texts(nil, oldT.value.Raw))
 		} else {
-			restored = removeMember(t.index, t.doc, t.m, AnnotationKey)
+			restored = rawjson.RemoveMember(t.index, t.doc, t.m, AnnotationKey)
 		}
 		if labelChanged { // a second edit: find the target again in the first edit's result
-			if t, problem = findTarget(nil, docRoot(restored.String()), "request.object", e.kind, e.settings.LegacyUserLabel); problem != "" {
+			if t, problem = findTarget(nil, rawjson.Root(restored.String()), "request.object", e.kind, e.settings.LegacyUserLabel); problem != "" {
 				return badInput(problem)
 			}
 		}
 	}
 	if labelChanged {
 		if oldT.label.Exists() {
-			restored = setPath(t.index, t.doc, t.anchor, []string{"metadata", "labels", e.settings.LegacyUserLabel}, oldT.label.Raw)
+			restored = rawjson.SetPath(t.index, t.doc, t.anchor, []string{"metadata", "labels", e.settings.LegacyUserLabel}, oldT.label.Raw)
 		} else {
-			restored = removeMember(t.index, t.doc, t.labels, e.settings.LegacyUserLabel)
+			restored = rawjson.RemoveMember(t.index, t.doc, t.labels, e.settings.LegacyUserLabel)
 		}
 	}
 	return decision{accepted: true, mutated: restored, warnings: []string{restoredWarning(whatName, e.kind.where())}}
@@ -361,7 +361,7 @@ func (e *evaluation) stamp() string {
 }
 
 // stampJSON is stamp as a JSON string, in the parts spliced into the object.
-func (e *evaluation) stampJSON() []part {
+func (e *evaluation) stampJSON() []rawjson.Part {
 	return stampJSON(&e.who)
 }
 

@@ -1,4 +1,4 @@
-package policy
+package rawjson
 
 import (
 	"fmt"
@@ -26,7 +26,7 @@ var jsonIndexCases = []string{
 // document and from views restarted at 0: the keys and values must be the same.
 func TestJSONIndex_ForEachAgreesWithGJSON(t *testing.T) {
 	docs := append([]string(nil), jsonIndexCases...)
-	files, err := filepath.Glob(filepath.Join("..", "testdata", "requests", "*.json"))
+	files, err := filepath.Glob(filepath.Join("..", "..", "..", "testdata", "requests", "*.json"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no request fixtures: %v", err)
 	}
@@ -45,31 +45,31 @@ func TestJSONIndex_ForEachAgreesWithGJSON(t *testing.T) {
 // checkIndexAgrees checks the index of doc as the policy makes it, and with every container recorded.
 func checkIndexAgrees(t *testing.T, doc string) {
 	t.Helper()
-	for _, minSize := range []int{indexedSize, 1} {
+	for _, minSize := range []int{IndexedSize, 1} {
 		checkIndexFromAgrees(t, doc, minSize)
 	}
 }
 
 func checkIndexFromAgrees(t *testing.T, doc string, minSize int) {
 	t.Helper()
-	x := indexJSONFrom(doc, minSize)
+	x := ParseFrom(doc, minSize)
 	if x == nil {
 		t.Fatalf("valid JSON refused: %s", doc)
 	}
 	for i, c := range x.containers {
-		if got := containerEnd(doc, c.start); got != c.end || c.end-c.start < minSize {
+		if got := ContainerEnd(doc, c.start); got != c.end || c.end-c.start < minSize {
 			t.Fatalf("container %d at %d ends at %d, reading it says %d: %s", i, c.start, c.end, got, doc)
 		}
-		if c.next != x.following(c.end) {
-			t.Fatalf("container %d at %d: next %d, want %d", i, c.start, c.next, x.following(c.end))
+		if c.next != x.Following(c.end) {
+			t.Fatalf("container %d at %d: next %d, want %d", i, c.start, c.next, x.Following(c.end))
 		}
 	}
 	// Every container, as gjson finds it (Index: its offset) and restarted at 0 (as findTarget does), and
 	// the root as gjson.Parse gives it (leading whitespace skipped, trailing kept).
 	var check func(v gjson.Result)
 	check = func(v gjson.Result) {
-		for _, view := range []gjson.Result{v, docRoot(v.Raw)} {
-			if got, want := members(x.forEach, view), members(gjson.Result.ForEach, view); got != want {
+		for _, view := range []gjson.Result{v, Root(v.Raw)} {
+			if got, want := members(x.ForEach, view), members(gjson.Result.ForEach, view); got != want {
 				t.Fatalf("container at %d of %s:\nindex: %s\ngjson: %s", v.Index, doc, got, want)
 			}
 		}
@@ -100,18 +100,18 @@ func members(each func(gjson.Result, func(k, v gjson.Result) bool), v gjson.Resu
 // document (another document, a copy) is read by gjson, and a nil index reads everything with gjson.
 func TestJSONIndex_ViewsOutsideTheDocumentAreReadByGJSON(t *testing.T) {
 	doc := `{"a":{"b":1,"b":2}}`
-	x := indexJSON(doc)
+	x := Parse(doc)
 	other := strings.Clone(doc)
-	for name, x := range map[string]*jsonIndex{"other document": x, "nil index": nil} {
-		if _, dup := x.child(gjson.Parse(other).Get("a"), "b"); !dup {
+	for name, x := range map[string]*Index{"other document": x, "nil index": nil} {
+		if _, dup := x.Child(gjson.Parse(other).Get("a"), "b"); !dup {
 			t.Errorf("%s: the duplicate key was not seen", name)
 		}
-		if v, _ := x.child(gjson.Parse(other), "a"); v.Raw != `{"b":1,"b":2}` {
+		if v, _ := x.Child(gjson.Parse(other), "a"); v.Raw != `{"b":1,"b":2}` {
 			t.Errorf("%s: a = %q", name, v.Raw)
 		}
 	}
-	if x.at(doc[5:]) != 5 || x.at(other) != -1 || x.at("") != -1 {
-		t.Errorf("at: %d %d %d", x.at(doc[5:]), x.at(other), x.at(""))
+	if x.At(doc[5:]) != 5 || x.At(other) != -1 || x.At("") != -1 {
+		t.Errorf("at: %d %d %d", x.At(doc[5:]), x.At(other), x.At(""))
 	}
 }
 
@@ -120,8 +120,8 @@ func FuzzJSONIndex(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if indexJSON(s) == nil {
-			return // validJSON's own fuzz test checks which documents are refused
+		if Parse(s) == nil {
+			return // Valid's own fuzz test checks which documents are refused
 		}
 		checkIndexAgrees(t, s)
 	})

@@ -1,25 +1,25 @@
-package policy
+package rawjson
 
 import (
 	"math/bits"
 	"unsafe"
 )
 
-// validJSON reports whether s is exactly one JSON value (surrounded by optional whitespace), with the same
+// Valid reports whether s is exactly one JSON value (surrounded by optional whitespace), with the same
 // answer as encoding/json.Valid (a fuzz test compares them).
-func validJSON(s string) bool { return indexJSON(s) != nil }
+func Valid(s string) bool { return Parse(s) != nil }
 
-// indexJSON is indexJSONFrom for the containers of indexedSize bytes or more.
-func indexJSON(s string) *jsonIndex { return indexJSONFrom(s, indexedSize) }
+// Parse is ParseFrom for the containers of IndexedSize bytes or more.
+func Parse(s string) *Index { return ParseFrom(s, IndexedSize) }
 
-// indexJSONFrom checks that s is exactly one JSON value, as validJSON, and returns the index of its
+// ParseFrom checks that s is exactly one JSON value, as Valid, and returns the index of its
 // containers of minSize bytes or more (nil when s is not valid). It is iterative, keeping the open
 // containers in a slice: gjson.Valid recurses once per nesting level, and ~1,300 levels exhaust the 64 KiB
 // stack of the wasm guest, a trap the host turns into an HTTP 500 (docs/rules.md "Bad input": never). It
 // is also the one full pass over the payload that every request pays, so it is written for speed: one
 // loop for values and commas, every scan returning a single offset (-1 for invalid text), and strings read
 // eight bytes at a time.
-func indexJSONFrom(s string, minSize int) *jsonIndex {
+func ParseFrom(s string, minSize int) *Index {
 	v := validator{minSize: minSize}
 	object := false // the innermost open container is an object (a local: read at every comma)
 	i := 0
@@ -51,7 +51,7 @@ func indexJSONFrom(s string, minSize int) *jsonIndex {
 				if i != len(s) {
 					return nil
 				}
-				return &jsonIndex{doc: s, containers: v.containers, minSize: minSize}
+				return &Index{doc: s, containers: v.containers, minSize: minSize}
 			}
 			if i, object = v.leave(s, i, object); i < 0 {
 				return nil
@@ -66,7 +66,7 @@ func indexJSONFrom(s string, minSize int) *jsonIndex {
 	}
 }
 
-// validator is indexJSONFrom's record of the containers: those recorded for the index (each entered
+// validator is ParseFrom's record of the containers: those recorded for the index (each entered
 // one, dropped again when it closes small) and those entered and not yet closed.
 type validator struct {
 	containers []container

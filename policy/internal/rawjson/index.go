@@ -1,4 +1,4 @@
-package policy
+package rawjson
 
 import (
 	"strings"
@@ -7,8 +7,8 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// jsonIndex records where every large container (object or array) of one valid JSON document ends. The
-// validating pass (indexJSON) writes it as it goes, so reading the members of an object afterwards never
+// Index records where every large container (object or array) of one valid JSON document ends. The
+// validating pass (Parse) writes it as it goes, so reading the members of an object afterwards never
 // rescans a value it steps over: gjson's ForEach squashes every member value to find where it ends, and
 // reaching request.object.metadata that way read a Pod's spec three times more (make bench: a 100 KB Pod
 // spent most of its time there; see README "Performance").
@@ -17,15 +17,18 @@ import (
 // where its Raw starts in the document is known whatever its Index says (a walk that starts again at an
 // object's root resets Index to 0). A value that is not a view of the document (a document built by a
 // splice, settings validated on their own) is read by gjson, as is everything when the index is nil.
-type jsonIndex struct {
+type Index struct {
 	doc        string
 	containers []container // the containers of minSize bytes or more, in document order
 	minSize    int
 }
 
-// indexedSize is the size from which a container is recorded: a smaller one costs less to read again
+// Doc is the indexed document.
+func (x *Index) Doc() string { return x.doc }
+
+// IndexedSize is the size from which a container is recorded: a smaller one costs less to read again
 // than to record.
-const indexedSize = 128
+const IndexedSize = 128
 
 // container is one object or array of the indexed document.
 type container struct {
@@ -34,17 +37,17 @@ type container struct {
 	next  int // the number of the first container after its end (its next sibling, or an ancestor's)
 }
 
-// at returns the offset of raw in the indexed document, or -1 when raw is not a view of it.
-func (x *jsonIndex) at(raw string) int {
+// At returns the offset of raw in the indexed document, or -1 when raw is not a view of it.
+func (x *Index) At(raw string) int {
 	if x == nil {
 		return -1
 	}
-	return offsetIn(x.doc, raw)
+	return OffsetIn(x.doc, raw)
 }
 
-// offsetIn returns the offset of raw in doc when raw is a view of doc's bytes (a substring sharing its
+// OffsetIn returns the offset of raw in doc when raw is a view of doc's bytes (a substring sharing its
 // memory), or -1 (raw or doc empty, or raw held anywhere else).
-func offsetIn(doc, raw string) int {
+func OffsetIn(doc, raw string) int {
 	if raw == "" || doc == "" {
 		return -1
 	}
@@ -55,8 +58,8 @@ func offsetIn(doc, raw string) int {
 	return int(p - d)
 }
 
-// following returns the number of the first recorded container that starts at offset at or after it.
-func (x *jsonIndex) following(at int) int {
+// Following returns the number of the first recorded container that starts at offset at or after it.
+func (x *Index) Following(at int) int {
 	lo, hi := 0, len(x.containers) // a binary search by hand: sort.Search's closure is a heap allocation in the guest
 	for lo < hi {
 		if mid := lo + (hi-lo)/2; x.containers[mid].start < at {
@@ -68,11 +71,11 @@ func (x *jsonIndex) following(at int) int {
 	return lo
 }
 
-// forEach calls fn with every member (key, value) of the object v, or every element (key.Num = its
+// ForEach calls fn with every member (key, value) of the object v, or every element (key.Num = its
 // position) of the array v, as gjson's v.ForEach does for valid JSON, until fn returns false. Results
 // carry the same Raw, Str, Type and Index as gjson's.
-func (x *jsonIndex) forEach(v gjson.Result, fn func(key, value gjson.Result) bool) {
-	it, ok := x.members(v)
+func (x *Index) ForEach(v gjson.Result, fn func(key, value gjson.Result) bool) {
+	it, ok := x.Members(v)
 	if !ok {
 		v.ForEach(fn)
 		return
@@ -80,18 +83,18 @@ func (x *jsonIndex) forEach(v gjson.Result, fn func(key, value gjson.Result) boo
 	for {
 		var key, value gjson.Result
 		var more bool
-		it, key, value, more = it.next()
+		it, key, value, more = it.Next()
 		if !more || !fn(key, value) {
 			return
 		}
 	}
 }
 
-// memberIter reads the members of a container of the indexed document one at a time (forEach's loop,
+// MemberIter reads the members of a container of the indexed document one at a time (forEach's loop,
 // for callers that would otherwise pass it a closure: in the guest every closure that captures a
 // variable is a heap allocation, and member runs for every step of every path).
-type memberIter struct {
-	x             *jsonIndex
+type MemberIter struct {
+	x             *Index
 	base, vIndex  int // where the container's view starts in the document, and its Index
 	i, closing, c int // the next member, the closing bracket, the next recorded container
 	object        bool
@@ -101,24 +104,24 @@ type memberIter struct {
 	keysOnly bool
 }
 
-// members returns an iterator over v's members, or false when v is not a container viewed in the
+// Members returns an iterator over v's Members, or false when v is not a container viewed in the
 // indexed document (gjson reads those).
-func (x *jsonIndex) members(v gjson.Result) (memberIter, bool) {
-	base := x.at(v.Raw)
+func (x *Index) Members(v gjson.Result) (MemberIter, bool) {
+	base := x.At(v.Raw)
 	if base < 0 || v.Type != gjson.JSON {
-		return memberIter{}, false
+		return MemberIter{}, false
 	}
 	s := x.doc
 	open := skipSpace(s, base)
 	if open >= len(s) || s[open] != '{' && s[open] != '[' {
-		return memberIter{}, false // not a container, whatever its Type says
+		return MemberIter{}, false // not a container, whatever its Type says
 	}
 	closing := base + len(v.Raw) - 1 // v.Raw is one container, maybe followed by whitespace
 	for closing > open && s[closing] != '}' && s[closing] != ']' {
 		closing--
 	}
-	it := memberIter{x: x, base: base, vIndex: v.Index, i: skipSpace(s, open+1), closing: closing,
-		c: x.following(open + 1), object: s[open] == '{'}
+	it := MemberIter{x: x, base: base, vIndex: v.Index, i: skipSpace(s, open+1), closing: closing,
+		c: x.Following(open + 1), object: s[open] == '{'}
 	if it.object {
 		it.key.Type = gjson.String
 	} else {
@@ -127,20 +130,20 @@ func (x *jsonIndex) members(v gjson.Result) (memberIter, bool) {
 	return it, true
 }
 
-// next returns the next member (an array's key is its position), with the same Raw, Str, Type, Num and
+// Next returns the Next member (an array's key is its position), with the same Raw, Str, Type, Num and
 // Index as gjson's ForEach gives, or more false after the last.
 //
 // The iterator is a value, given and returned: in the guest, a variable whose address goes to a call that
 // is not inlined lives on the heap, and a pointer receiver made every lookup an allocation.
-func (it memberIter) next() (_ memberIter, key, value gjson.Result, more bool) {
+func (it MemberIter) Next() (_ MemberIter, key, value gjson.Result, more bool) {
 	s, i := it.x.doc, it.i
 	if i >= it.closing {
 		return it, key, value, false
 	}
 	if it.object {
-		end, escaped := stringEnd(s, i)
+		end, escaped := StringEnd(s, i)
 		it.key.Raw, it.key.Index = s[i:end], i-it.base+it.vIndex
-		it.key.Str = stringValue(it.key.Raw, escaped)
+		it.key.Str = StringValue(it.key.Raw, escaped)
 		i = skipSpace(s, skipSpace(s, end)+1) // past the colon
 	} else {
 		it.key.Num++
@@ -151,18 +154,18 @@ func (it memberIter) next() (_ memberIter, key, value gjson.Result, more bool) {
 		if c := it.c; c < len(it.x.containers) && it.x.containers[c].start == i {
 			end, it.c = it.x.containers[c].end, it.x.containers[c].next
 		} else {
-			end = containerEnd(s, i) // a small one
+			end = ContainerEnd(s, i) // a small one
 		}
 		value = gjson.Result{Type: gjson.JSON, Raw: s[i:end]}
 	case '"':
 		var escaped bool
-		end, escaped = stringEnd(s, i)
+		end, escaped = StringEnd(s, i)
 		value = gjson.Result{Type: gjson.String, Raw: s[i:end]}
 		if !it.keysOnly {
-			value.Str = stringValue(value.Raw, escaped)
+			value.Str = StringValue(value.Raw, escaped)
 		}
 	default:
-		end = scalarEnd(s, i)
+		end = ScalarEnd(s, i)
 		value = gjson.Parse(s[i:end])
 	}
 	value.Index = i - it.base + it.vIndex
@@ -173,9 +176,9 @@ func (it memberIter) next() (_ memberIter, key, value gjson.Result, more bool) {
 	return it, it.key, value, true
 }
 
-// stringEnd returns the offset after the JSON string starting with the quote at i, and whether the
+// StringEnd returns the offset after the JSON string starting with the quote at i, and whether the
 // string holds an escape.
-func stringEnd(s string, i int) (end int, escaped bool) {
+func StringEnd(s string, i int) (end int, escaped bool) {
 	for i++; i < len(s); i++ {
 		switch s[i] {
 		case '"':
@@ -188,13 +191,13 @@ func stringEnd(s string, i int) (end int, escaped bool) {
 	return len(s), escaped
 }
 
-// containerEnd returns the offset after the object or array starting at i, by reading it.
-func containerEnd(s string, i int) int {
+// ContainerEnd returns the offset after the object or array starting at i, by reading it.
+func ContainerEnd(s string, i int) int {
 	depth := 0
 	for ; i < len(s); i++ {
 		switch s[i] {
 		case '"':
-			i, _ = stringEnd(s, i)
+			i, _ = StringEnd(s, i)
 			i--
 		case '{', '[':
 			depth++
@@ -208,16 +211,16 @@ func containerEnd(s string, i int) int {
 	return len(s)
 }
 
-// stringValue is the text of the JSON string raw, unescaped by gjson as its own iteration does.
-func stringValue(raw string, escaped bool) string {
+// StringValue is the text of the JSON string raw, unescaped by gjson as its own iteration does.
+func StringValue(raw string, escaped bool) string {
 	if !escaped {
 		return raw[1 : len(raw)-1]
 	}
 	return gjson.Parse(raw).Str
 }
 
-// scalarEnd returns the offset after the number or literal starting at i.
-func scalarEnd(s string, i int) int {
+// ScalarEnd returns the offset after the number or literal starting at i.
+func ScalarEnd(s string, i int) int {
 	for i < len(s) {
 		switch s[i] {
 		case ',', '}', ']', ' ', '\t', '\n', '\r':
@@ -228,25 +231,25 @@ func scalarEnd(s string, i int) int {
 	return i
 }
 
-// member finds key in obj, comparing keys after unescaping (`user\u002einfo` is `user.info`). It reports
+// Member finds key in obj, comparing keys after unescaping (`user\u002einfo` is `user.info`). It reports
 // whether the key occurs more than once: such a document is refused, since readers disagree on which
 // occurrence counts (encoding/json takes the last, gjson the first).
-func (x *jsonIndex) member(obj gjson.Result, key string) (keyResult, value gjson.Result, duplicate bool) {
-	keyResult, value, duplicate = x.memberRaw(obj, key)
-	return keyResult, withStr(value), duplicate
+func (x *Index) Member(obj gjson.Result, key string) (keyResult, value gjson.Result, duplicate bool) {
+	keyResult, value, duplicate = x.MemberRaw(obj, key)
+	return keyResult, WithStr(value), duplicate
 }
 
-// memberRaw is member leaving a string value's Str empty when the index reads the object (gjson fills it
+// MemberRaw is member leaving a string value's Str empty when the index reads the object (gjson fills it
 // in otherwise): a lookup by key unescapes no value, and member then only the one found.
-func (x *jsonIndex) memberRaw(obj gjson.Result, key string) (keyResult, value gjson.Result, duplicate bool) {
-	it, ok := x.members(obj)
+func (x *Index) MemberRaw(obj gjson.Result, key string) (keyResult, value gjson.Result, duplicate bool) {
+	it, ok := x.Members(obj)
 	if !ok {
-		return memberOf(obj, key)
+		return MemberOf(obj, key)
 	}
 	it.keysOnly = true
 	var k, v gjson.Result
 	var more bool
-	for it, k, v, more = it.next(); more; it, k, v, more = it.next() {
+	for it, k, v, more = it.Next(); more; it, k, v, more = it.Next() {
 		if k.Str == key {
 			if value.Exists() {
 				return keyResult, value, true
@@ -257,22 +260,22 @@ func (x *jsonIndex) memberRaw(obj gjson.Result, key string) (keyResult, value gj
 	return keyResult, value, false
 }
 
-// childRaw is child for a caller that needs where the value is, not its unescaped text.
-func (x *jsonIndex) childRaw(obj gjson.Result, key string) (gjson.Result, bool) {
-	_, v, dup := x.memberRaw(obj, key)
+// ChildRaw is child for a caller that needs where the value is, not its unescaped text.
+func (x *Index) ChildRaw(obj gjson.Result, key string) (gjson.Result, bool) {
+	_, v, dup := x.MemberRaw(obj, key)
 	return v, dup
 }
 
-// withStr fills in the unescaped text of a string value read with keysOnly.
-func withStr(v gjson.Result) gjson.Result {
+// WithStr fills in the unescaped text of a string value read with keysOnly.
+func WithStr(v gjson.Result) gjson.Result {
 	if v.Type == gjson.String {
-		v.Str = stringValue(v.Raw, strings.IndexByte(v.Raw, '\\') >= 0)
+		v.Str = StringValue(v.Raw, strings.IndexByte(v.Raw, '\\') >= 0)
 	}
 	return v
 }
 
-// memberOf is member for an object gjson reads.
-func memberOf(obj gjson.Result, key string) (keyResult, value gjson.Result, duplicate bool) {
+// MemberOf is member for an object gjson reads.
+func MemberOf(obj gjson.Result, key string) (keyResult, value gjson.Result, duplicate bool) {
 	obj.ForEach(func(k, v gjson.Result) bool {
 		if k.Str == key {
 			if value.Exists() {
@@ -286,16 +289,16 @@ func memberOf(obj gjson.Result, key string) (keyResult, value gjson.Result, dupl
 	return keyResult, value, duplicate
 }
 
-// child returns obj[key] and whether the key occurs more than once.
-func (x *jsonIndex) child(obj gjson.Result, key string) (gjson.Result, bool) {
-	_, v, dup := x.member(obj, key)
+// Child returns obj[key] and whether the key occurs more than once.
+func (x *Index) Child(obj gjson.Result, key string) (gjson.Result, bool) {
+	_, v, dup := x.Member(obj, key)
 	return v, dup
 }
 
-// hasMembers reports whether the object obj has a member.
-func (x *jsonIndex) hasMembers(obj gjson.Result) bool {
-	if it, ok := x.members(obj); ok {
-		_, _, _, more := it.next()
+// HasMembers reports whether the object obj has a member.
+func (x *Index) HasMembers(obj gjson.Result) bool {
+	if it, ok := x.Members(obj); ok {
+		_, _, _, more := it.Next()
 		return more
 	}
 	has := false

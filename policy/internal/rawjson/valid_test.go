@@ -1,4 +1,4 @@
-package policy
+package rawjson
 
 import (
 	"encoding/json"
@@ -15,7 +15,7 @@ var validJSONCases = []string{
 
 func TestValidJSON_AgreesWithEncodingJSON(t *testing.T) {
 	for _, s := range validJSONCases {
-		if got, want := validJSON(s), json.Valid([]byte(s)); got != want {
+		if got, want := Valid(s), json.Valid([]byte(s)); got != want {
 			t.Errorf("validJSON(%q) = %v, encoding/json says %v", s, got, want)
 		}
 	}
@@ -31,7 +31,7 @@ func TestValidJSON_LongStringsAtEveryOffset(t *testing.T) {
 				`["` + strings.Repeat("a", at) + special + `"]`,
 				`"` + strings.Repeat("a", at) + special,
 			} {
-				if got, want := validJSON(s), json.Valid([]byte(s)); got != want {
+				if got, want := Valid(s), json.Valid([]byte(s)); got != want {
 					t.Errorf("validJSON(%q) = %v, encoding/json says %v", s, got, want)
 				}
 			}
@@ -42,10 +42,10 @@ func TestValidJSON_LongStringsAtEveryOffset(t *testing.T) {
 func TestValidJSON_DeepNestingIsNotRecursion(t *testing.T) {
 	for _, depth := range []int{1_000, 100_000, 1_000_000} {
 		deep := strings.Repeat(`{"a":[`, depth) + strings.Repeat(`]}`, depth)
-		if !validJSON(deep) {
+		if !Valid(deep) {
 			t.Fatalf("depth %d: valid JSON refused", depth)
 		}
-		if validJSON(deep[:len(deep)-1]) {
+		if Valid(deep[:len(deep)-1]) {
 			t.Fatalf("depth %d: unbalanced JSON accepted", depth)
 		}
 	}
@@ -56,7 +56,7 @@ func FuzzValidJSON(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := validJSON(s), json.Valid([]byte(s)); got != want {
+		if got, want := Valid(s), json.Valid([]byte(s)); got != want {
 			t.Fatalf("validJSON(%q) = %v, encoding/json says %v", s, got, want)
 		}
 	})
@@ -87,7 +87,7 @@ func TestFirstFlagged_IsTheFirstByte(t *testing.T) {
 }
 
 // checkQuotesEscaped checks appendQuotesEscaped on text: the text with its quotes escaped, appended
-// after what out held, and not a byte written past it in out's capacity (writeOver has written what
+// after what out held, and not a byte written past it in out's capacity (WriteOver has written what
 // follows already).
 func checkQuotesEscaped(t *testing.T, text string) {
 	t.Helper()

@@ -1,0 +1,282 @@
+package policy
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
+)
+
+// edits collects changes to the maps walker found in one document, so that every target is spliced in
+// one pass: settings refuse paths whose maps nest (annotationPath.inside) and a map is one target however
+// many paths name it, so the changes touch disjoint bytes, except where two maps are created below the
+// same missing object or inserted into the same object; those are merged into one span. The text of a
+// change is the same for every target whose missing segments and value are the same (the stamp, below
+// each of 16,000 templates): it is made once and shared by their spans.
+type edits struct {
+	doc   string
+	index *rawjson.Index // of the document doc is part of, or nil
+	sets  []setOp
+	more  []rawjson.Span // removals
+}
+
+// setOp sets the annotation below obj, creating rest (rest[0] is old in obj: absent or null; with no
+// rest, old is the value to replace, or absent) to value.
+type setOp struct {
+	obj   rawjson.Ref
+	rest  []segment
+	old   rawjson.Ref
+	value []rawjson.Part
+}
+
+// set sets the annotation in the map ref names to valueJSON, creating the map (and what is missing above
+// it, below the deepest object that exists) when needed.
+func (e *edits) set(ref *cref, valueJSON []rawjson.Part) {
+	old := ref.value
+	if len(ref.rest) > 0 {
+		old = ref.old
+	}
+	e.sets = append(e.sets, setOp{obj: ref.holder, rest: ref.rest, old: old, value: valueJSON})
+}
+
+// remove deletes the annotation from the map ref names (which holds it).
+func (e *edits) remove(ref *cref) {
+	e.more = append(e.more, rawjson.RemoveMember(e.index, e.doc, ref.m.Result(e.doc), AnnotationKey).Span)
+}
+
+// names is the set's names below obj: rest, then the annotation.
+func (s *setOp) names() []string {
+	names := make([]string, 0, len(s.rest)+1)
+	for _, seg := range s.rest {
+		names = append(names, seg.name)
+	}
+	return append(names, AnnotationKey)
+}
+
+// below is the names of the set below the object's member: for an insertion every name, for a replaced
+// value the names inside it.
+func (s *setOp) below() []string {
+	if s.old.Exists() {
+		return s.names()[1:]
+	}
+	return s.names()
+}
+
+// nested appends {"n1":{"n2":value}} for names (value alone when there are none) to parts.
+func nested(parts []rawjson.Part, names []string, value []rawjson.Part) []rawjson.Part {
+	for _, n := range names {
+		parts = rawjson.Texts(quoted(rawjson.Texts(parts, "{"), n), ":")
+	}
+	parts = append(parts, value...)
+	if len(names) > 0 {
+		parts = rawjson.Texts(parts, strings.Repeat("}", len(names)))
+	}
+	return parts
+}
+
+// quoted appends name as a JSON string: path names need no escaping (parsePath admits letters, digits, _
+// and -), so the quotes are parts of their own and nothing is allocated; the annotation key is quoted once.
+func quoted(parts []rawjson.Part, name string) []rawjson.Part {
+	if name == AnnotationKey {
+		return rawjson.Texts(parts, quotedAnnotationKey)
+	}
+	return rawjson.Texts(parts, `"`, name, `"`)
+}
+
+// tree is a JSON object to write: members in the order they were added, each a value or a subtree.
+type tree struct {
+	names []string
+	value [][]rawjson.Part // JSON text of a leaf member; nil for a subtree
+	kids  []*tree
+}
+
+func (t *tree) add(names []string, value []rawjson.Part) {
+	if len(names) == 0 {
+		return // not reached: a value is replaced by one change only (result)
+	}
+	for i, n := range t.names {
+		if n == names[0] && len(names) > 1 && t.kids[i] != nil {
+			t.kids[i].add(names[1:], value)
+			return
+		}
+	}
+	t.names = append(t.names, names[0])
+	if len(names) == 1 {
+		t.value, t.kids = append(t.value, value), append(t.kids, nil)
+		return
+	}
+	kid := &tree{}
+	kid.add(names[1:], value)
+	t.value, t.kids = append(t.value, nil), append(t.kids, kid)
+}
+
+// members appends the tree's members, separated by commas, without braces.
+func (t *tree) members(parts []rawjson.Part) []rawjson.Part {
+	for i, n := range t.names {
+		if i > 0 {
+			parts = rawjson.Texts(parts, ",")
+		}
+		parts = rawjson.Texts(quoted(parts, n), ":")
+		if t.kids[i] == nil {
+			parts = append(parts, t.value[i]...)
+			continue
+		}
+		parts = rawjson.Texts(parts, "{")
+		parts = t.kids[i].members(parts)
+		parts = rawjson.Texts(parts, "}")
+	}
+	return parts
+}
+
+// sharedText identifies the text of a change that does not depend on where it goes: the segments to
+// create (a view of one path's), the value (a view of its parts) and the form of the change.
+type sharedText struct {
+	rest          *segment
+	restLen       int
+	value         *rawjson.Part
+	valueLen      int
+	insert, comma bool
+}
+
+// group is one span: members inserted into an object (at its '{'), or a value replaced (a null by the
+// objects created below it, or a string by the new value). Most groups hold one change, written
+// directly; only changes that meet below the same object are merged through a tree.
+type group struct {
+	obj, old rawjson.Ref // old is absent for an insertion
+	// first is the number of the group's first set: an index, not a pointer, because a pointer into the
+	// middle of the large sets array costs TinyGo's collector a walk back to the array's start (cref).
+	first int
+	t     *tree
+}
+
+// groups gathers the sets into groups. The sets come in document order (the targets are sorted by
+// place), so the changes of one group are next to each other: each set joins the group before it or
+// starts one. Were two sets of one group apart, their spans would overlap and the answer would be bad
+// input, never a wrong splice.
+func (e *edits) groups() ([]group, string) {
+	groups := make([]group, 0, len(e.sets))
+	for i := range e.sets {
+		s := &e.sets[i]
+		if n := len(groups); n == 0 || groups[n-1].obj.At != s.obj.At || groups[n-1].old.At != s.old.At {
+			groups = append(groups, group{obj: s.obj, old: s.old, first: i})
+			continue
+		}
+		g := &groups[len(groups)-1]
+		first := &e.sets[g.first]
+		if len(s.below()) == 0 || len(first.below()) == 0 {
+			// Two changes of one value: walker names each map once, so this is not reached; were it,
+			// the answer is bad input, never a trap.
+			return nil, overlappingChanges
+		}
+		if g.t == nil {
+			g.t = &tree{}
+			g.t.add(first.below(), first.value)
+		}
+		g.t.add(s.below(), s.value)
+	}
+	return groups, ""
+}
+
+const overlappingChanges = "two annotation paths change the same part of the object"
+
+// sharedTexts holds the texts of changes made so far. A handful serve every group (one per path that
+// creates, with and without a comma): a short list, searched from the last one used, costs less than a
+// hash table in the module.
+type sharedTexts struct {
+	keys  []sharedText
+	texts [][]rawjson.Part
+}
+
+// of returns the text of a group's one change, made once for all the groups that write the same.
+func (st *sharedTexts) of(s *setOp, insert, comma bool) []rawjson.Part {
+	key := sharedText{restLen: len(s.rest), valueLen: len(s.value), insert: insert, comma: comma}
+	if len(s.rest) > 0 {
+		key.rest = &s.rest[0]
+	}
+	if len(s.value) > 0 {
+		key.value = &s.value[0]
+	}
+	for k := len(st.keys) - 1; k >= 0; k-- {
+		if st.keys[k] == key {
+			return st.texts[k]
+		}
+	}
+	parts := s.text(insert, comma)
+	if len(st.keys) < 8 {
+		st.keys, st.texts = append(st.keys, key), append(st.texts, parts)
+	}
+	return parts
+}
+
+// text is the JSON text of a group whose changes were merged through a tree.
+func (g *group) text(insert, comma bool) []rawjson.Part {
+	parts := g.t.members(nil)
+	switch {
+	case !insert:
+		return rawjson.Texts(append(rawjson.Texts(nil, "{"), parts...), "}")
+	case comma:
+		return rawjson.Texts(parts, ",")
+	}
+	return parts
+}
+
+// result builds the edit; a problem means two changes would touch the same bytes (settings rule that out).
+func (e *edits) result() (rawjson.Edit, string) {
+	groups, problem := e.groups()
+	if problem != "" {
+		return rawjson.Edit{}, problem
+	}
+	spans := append(make([]rawjson.Span, 0, len(groups)+len(e.more)), e.more...)
+	var shared sharedTexts
+	for i := range groups {
+		g := &groups[i]
+		insert := !g.old.Exists()
+		comma := insert && e.index.HasMembers(g.obj.Result(e.doc))
+		var parts []rawjson.Part
+		if g.t == nil {
+			parts = shared.of(&e.sets[g.first], insert, comma)
+		} else {
+			parts = g.text(insert, comma)
+		}
+		if !insert {
+			spans = append(spans, rawjson.Span{Start: int(g.old.At), End: int(g.old.At + g.old.N), Parts: parts})
+			continue
+		}
+		spans = append(spans, rawjson.Span{Start: int(g.obj.At) + 1, End: int(g.obj.At) + 1, Parts: parts})
+	}
+	if len(spans) == 0 {
+		return rawjson.Edit{}, ""
+	}
+	SortSpans(spans)
+	for i := 1; i < len(spans); i++ {
+		if spans[i].Start < spans[i-1].End {
+			return rawjson.Edit{}, overlappingChanges
+		}
+	}
+	return rawjson.Edit{Doc: e.doc, Span: spans[0], More: spans[1:]}, ""
+}
+
+// text is the JSON text one change writes: a member inserted at an object's '{' ("name":{...}, followed
+// by a comma when the object has members), or the value that replaces old.
+func (s *setOp) text(insert, comma bool) []rawjson.Part {
+	names := s.names()
+	parts := make([]rawjson.Part, 0, 3*len(names)+len(s.value)+3)
+	if insert {
+		parts = nested(rawjson.Texts(quoted(parts, names[0]), ":"), names[1:], s.value)
+		if comma {
+			parts = rawjson.Texts(parts, ",")
+		}
+		return parts
+	}
+	return nested(parts, names[1:], s.value)
+}
+
+// SortSpans orders spans by start (an insertion before a replacement that starts at the same byte).
+func SortSpans(spans []rawjson.Span) {
+	slices.SortFunc(spans, func(a, b rawjson.Span) int {
+		if a.Start != b.Start {
+			return a.Start - b.Start
+		}
+		return a.End - b.End
+	})
+}

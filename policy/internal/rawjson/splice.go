@@ -1,0 +1,292 @@
+package rawjson
+
+import (
+	"slices"
+	"strings"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/mailru/easyjson/buffer"
+	"github.com/mailru/easyjson/jwriter"
+	"github.com/tidwall/gjson"
+)
+
+// Every function here takes an object Result found by walking the document with gjson from its root, so
+// Result.Index is the byte offset of the value in the document.
+
+// Root returns the root object of a document for walking with Member.
+func Root(text string) gjson.Result {
+	return gjson.Result{Type: gjson.JSON, Raw: text}
+}
+
+// IsMissing reports a member that is absent or JSON null: a change creates it either way.
+func IsMissing(v gjson.Result) bool { return !v.Exists() || v.Type == gjson.Null }
+
+// Quote encodes s as a JSON string with Go's escaping.
+func Quote(s string) string {
+	if !needsEscape(s) {
+		return `"` + s + `"`
+	}
+	w := jwriter.Writer{Buffer: buffer.Buffer{Buf: make([]byte, 0, len(s)+16)}}
+	w.String(s)
+	out := w.Buffer.BuildBytes()
+	return unsafe.String(unsafe.SliceData(out), len(out)) // out is ours and never written again
+}
+
+// needsEscape reports whether Go's encoding/json would escape anything in s (or replace invalid UTF-8).
+func needsEscape(s string) bool {
+	for i := range len(s) {
+		c := s[i]
+		if c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return true
+		}
+	}
+	return false
+}
+
+// SetMember returns doc with obj[key] set to the JSON text made of valueParts: the existing value's bytes
+// are replaced, or the member is inserted first in the object. Nothing else in doc changes.
+func SetMember(x *Index, doc string, obj gjson.Result, key string, valueParts []Part) Edit {
+	_, old, _ := x.Member(obj, key)
+	return PutMember(x, doc, obj, key, old, valueParts)
+}
+
+// PutMember is SetMember for a caller that already holds obj[key] (old, absent when there is none).
+func PutMember(x *Index, doc string, obj gjson.Result, key string, old gjson.Result, valueParts []Part) Edit {
+	if old.Exists() {
+		return Edit{Doc: doc, Span: Span{Start: old.Index, End: old.Index + len(old.Raw), Parts: valueParts}}
+	}
+	open := obj.Index + 1 // just after '{'
+	parts := append(Texts(make([]Part, 0, len(valueParts)+3), Quote(key), ":"), valueParts...)
+	if x.HasMembers(obj) {
+		parts = Texts(parts, ",")
+	}
+	return Edit{Doc: doc, Span: Span{Start: open, End: open, Parts: parts}}
+}
+
+// SetPath sets the nested member path (the last element is the key, the rest are objects) below obj to
+// valueJSON, creating the objects that are missing or null. The caller has checked that present ones are
+// objects.
+func SetPath(x *Index, doc string, obj gjson.Result, path []string, valueJSON string) Edit {
+	for i, key := range path[:len(path)-1] {
+		_, next, _ := x.Member(obj, key)
+		if IsMissing(next) {
+			// {"b":{"c":value}} for the rest of the path [b c].
+			parts := make([]Part, 0, 3*len(path))
+			for _, k := range path[i+1:] {
+				parts = Texts(parts, "{", Quote(k), ":")
+			}
+			parts = Texts(parts, valueJSON, strings.Repeat("}", len(path)-i-1))
+			return SetMember(x, doc, obj, key, parts)
+		}
+		obj = next
+	}
+	return SetMember(x, doc, obj, path[len(path)-1], Texts(nil, valueJSON))
+}
+
+// RemoveMember returns doc without obj[key] and one separating comma.
+func RemoveMember(x *Index, doc string, obj gjson.Result, key string) Edit {
+	k, v, _ := x.Member(obj, key)
+	if !v.Exists() {
+		return Edit{Doc: doc}
+	}
+	start, end := k.Index, v.Index+len(v.Raw)
+	if after := skipSpace(doc, end); after < len(doc) && doc[after] == ',' {
+		end = after + 1
+	} else if before := skipSpaceBack(doc, start); before > 0 && doc[before-1] == ',' {
+		start = before - 1
+	}
+	return Edit{Doc: doc, Span: Span{Start: start, End: end}}
+}
+
+// Edit is a document with doc[start:end] replaced by parts, and with each of more (after it, in order, not
+// overlapping) applied too. It is kept in pieces, and written straight into the response, so that a large
+// object is not copied once more on its way out.
+type Edit struct {
+	Doc string
+	Span
+	More []Span
+}
+
+// Span is one replacement of doc[start:end] by the concatenation of parts.
+type Span struct {
+	Start, End int
+	Parts      []Part
+}
+
+// Part is a piece of the JSON text written in place of a span: text as it is, or, when quotes > 0, text
+// written inside a JSON string, each of its quotes (quotes is how many there are) escaped as \". The
+// second kind lets a large array of strings from the payload be written inside a string without a copy
+// (20,000 groups are ~750 KB: a copy would be as much more memory, and a heap growth with it).
+type Part struct {
+	Text   string
+	Quotes int
+}
+
+// Texts appends each of ss to parts, as a part written as it is.
+func Texts(parts []Part, ss ...string) []Part {
+	for _, s := range ss {
+		parts = append(parts, Part{Text: s})
+	}
+	return parts
+}
+
+// AppendTo appends the part's JSON text to out. WriteOver relies on it writing within out's capacity,
+// from len(out) to len(out)+len(text)+quotes, whenever that capacity is enough.
+func (p Part) AppendTo(out []byte) []byte {
+	if p.Quotes == 0 {
+		return append(out, p.Text...)
+	}
+	return appendQuotesEscaped(out, p.Text, p.Quotes)
+}
+
+// appendQuotesEscaped appends s, which holds quotes quotes, with each quote escaped as \". An array of
+// 20,000 strings is 40,000 quotes in ~750 KB, so it goes eight bytes at a time: each word is
+// stored whole, and from its first quote on it is written again (TinyGo's strings.IndexByte reads a byte
+// at a time, and an append per group is a runtime call).
+func appendQuotesEscaped(out []byte, s string, quotes int) []byte {
+	n := len(out)
+	buf := slices.Grow(out, len(s)+quotes)[:n+len(s)+quotes]
+	i := 0
+	// A word stored at n stays within what this part writes: s[i:] becomes at least len(s)-i >= 8 bytes.
+	for i+8 <= len(s) {
+		w := load64(s, i)
+		store64(buf, n, w)
+		if m := hasByte(w, '"'); m != 0 {
+			k := firstFlagged(m)
+			buf[n+k], buf[n+k+1] = '\\', '"'
+			i, n = i+k+1, n+k+2
+			continue
+		}
+		i, n = i+8, n+8
+	}
+	for ; i < len(s); i++ {
+		if s[i] == '"' {
+			buf[n] = '\\'
+			n++
+		}
+		buf[n] = s[i]
+		n++
+	}
+	return buf[:n]
+}
+
+// Changed reports whether the edit holds a document (the zero edit means "no mutation").
+func (e Edit) Changed() bool { return e.Doc != "" }
+
+// Len is the length of the edited document.
+func (e Edit) Len() int {
+	n := len(e.Doc) + e.delta()
+	for _, s := range e.More {
+		n += s.delta()
+	}
+	return n
+}
+
+func (s Span) delta() int {
+	n := s.Start - s.End
+	for _, p := range s.Parts {
+		n += len(p.Text) + p.Quotes
+	}
+	return n
+}
+
+// String returns the edited document, in one allocation.
+func (e Edit) String() string {
+	out := e.AppendTo(make([]byte, 0, e.Len()))
+	return unsafe.String(unsafe.SliceData(out), len(out)) // out is ours and never written again
+}
+
+// AppendTo appends the edited document to out.
+func (e Edit) AppendTo(out []byte) []byte {
+	at := 0
+	for i := -1; i < len(e.More); i++ {
+		s := e.spanAt(i)
+		out = append(out, e.Doc[at:s.Start]...)
+		for _, p := range s.Parts {
+			out = p.AppendTo(out)
+		}
+		at = s.End
+	}
+	return append(out, e.Doc[at:]...)
+}
+
+// WriteOver writes the edited document into buf at offset at, where buf is the payload the document was
+// read from (or any buffer), and returns the offset after it; the caller has checked that it fits
+// (at+e.Len() <= len(buf)) and writes the rest of the response around it afterwards. The pieces of the
+// document that are views of buf are moved without being read after anything overwrote them: first the
+// pieces that move towards the start, in order (each one's destination ends before the text of every
+// later piece), then those that move towards the end, in reverse order (each one's destination starts
+// after the text of every earlier piece), each with memmove semantics; the parts are written last, from
+// copies when they are views of buf. One move of the document's text, wherever the parts go.
+func (e *Edit) WriteOver(buf []byte, at int) int {
+	b := unsafe.String(unsafe.SliceData(buf), len(buf))
+	for i := -1; i < len(e.More); i++ {
+		parts := e.spanAt(i).Parts // the decision's own: a copy replaces the view for the writing
+		for j := range parts {
+			if OffsetIn(b, parts[j].Text) >= 0 {
+				parts[j].Text = strings.Clone(parts[j].Text)
+			}
+		}
+	}
+	// The pieces of the document between the spans, and where each goes.
+	pieces := make([]piece, 0, len(e.More)+2)
+	o, pos := at, 0
+	for i := -1; i < len(e.More); i++ {
+		s := e.spanAt(i)
+		pieces = append(pieces, piece{from: pos, to: s.Start, at: o})
+		o += s.End - pos + s.delta()
+		pos = s.End
+	}
+	pieces = append(pieces, piece{from: pos, to: len(e.Doc), at: o})
+	base := OffsetIn(b, e.Doc) // where the document's text is in buf (-1: elsewhere, read in any order)
+	for _, p := range pieces {
+		if base < 0 || p.at <= base+p.from {
+			copy(buf[p.at:], e.Doc[p.from:p.to])
+		}
+	}
+	for k := len(pieces) - 1; k >= 0 && base >= 0; k-- {
+		if p := pieces[k]; p.at > base+p.from {
+			copy(buf[p.at:], e.Doc[p.from:p.to])
+		}
+	}
+	for i := -1; i < len(e.More); i++ {
+		p := pieces[i+1]
+		o := p.at + p.to - p.from
+		for _, part := range e.spanAt(i).Parts {
+			o += len(part.AppendTo(buf[o:o])) // within buf: the caller checked that the document fits
+		}
+	}
+	last := pieces[len(pieces)-1]
+	return last.at + last.to - last.from
+}
+
+// piece is the text doc[from:to] of an edited document, written at offset at.
+type piece struct{ from, to, at int }
+
+// spanAt returns the edit's span i, -1 being the first.
+func (e *Edit) spanAt(i int) *Span {
+	if i < 0 {
+		return &e.Span
+	}
+	return &e.More[i]
+}
+
+func skipSpace(s string, i int) int {
+	for i < len(s) && IsSpace(s[i]) {
+		i++
+	}
+	return i
+}
+
+func skipSpaceBack(s string, i int) int {
+	for i > 0 && IsSpace(s[i-1]) {
+		i--
+	}
+	return i
+}
+
+// IsSpace reports JSON whitespace: one comparison for the bytes of text, a bit test for the rest.
+func IsSpace(c byte) bool {
+	return c <= ' ' && uint64(1)<<c&(1<<' '|1<<'\t'|1<<'\n'|1<<'\r') != 0
+}
