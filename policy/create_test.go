@@ -1,9 +1,10 @@
 package policy
 
 import (
-	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 	"strings"
 	"testing"
+
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 )
 
 // stampedKinds maps each kind the policy stamps (every kind of the table but the Binding) to a fixture of
@@ -211,19 +212,14 @@ func TestCreate_Rule1_TrustedControllerValueIsKept(t *testing.T) {
 }
 
 func TestCreate_Rule1_TrustedExternalValueIsKept(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		user map[string]any
-	}{{"by user", airflow}, {"by group", spark}} {
-		t.Run(tc.name, func(t *testing.T) {
-			for kind, name := range stampedKinds {
-				resp, _ := evaluateReq(t, as(t, name, kind, tc.user, aliceValue), externalSettings)
-				if kind == "Pod" || !strings.HasPrefix(tc.user["username"].(string), "system:") {
-					expectAccepted(t, resp)
-				}
+	eachUser(t, []namedUser{{"by user", airflow}, {"by group", spark}}, func(t *testing.T, user map[string]any) {
+		for kind, name := range stampedKinds {
+			resp, _ := evaluateReq(t, as(t, name, kind, user, aliceValue), externalSettings)
+			if kind == "Pod" || !strings.HasPrefix(user["username"].(string), "system:") {
+				expectAccepted(t, resp)
 			}
-		})
-	}
+		}
+	})
 }
 
 func TestCreate_Rule1_ExternalListsNeedBypassAuth(t *testing.T) {
@@ -268,20 +264,15 @@ func TestCreate_Rule1_LookalikeNamespaceIsNotASystemUser(t *testing.T) {
 }
 
 func TestCreate_Rule2_LegacyLabelStandsForTrustedSubmitters(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		user map[string]any
-	}{{"trusted external", airflow}, {"trusted controller", rsc}} {
-		t.Run(tc.name, func(t *testing.T) {
-			req := as(t, "pod-create-legacy-label", "Pod", tc.user, nil)
-			resp, logs := evaluateReq(t, req, externalSettings)
-			expectAccepted(t, resp)
-			expectWarning(t, resp, deprecatedLabelWarning("yunikorn.apache.org/username"))
-			if !strings.Contains(logs, `"level":"warning"`) {
-				t.Fatalf("the legacy label logs at warn: %s", logs)
-			}
-		})
-	}
+	eachUser(t, []namedUser{{"trusted external", airflow}, {"trusted controller", rsc}}, func(t *testing.T, user map[string]any) {
+		req := as(t, "pod-create-legacy-label", "Pod", user, nil)
+		resp, logs := evaluateReq(t, req, externalSettings)
+		expectAccepted(t, resp)
+		expectWarning(t, resp, deprecatedLabelWarning("yunikorn.apache.org/username"))
+		if !strings.Contains(logs, `"level":"warning"`) {
+			t.Fatalf("the legacy label logs at warn: %s", logs)
+		}
+	})
 }
 
 func TestCreate_Rule2_LegacyLabelIsIgnoredOtherwise(t *testing.T) {

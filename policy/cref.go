@@ -1,11 +1,12 @@
 package policy
 
 import (
-	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 	"slices"
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 )
 
 // A declared kind's object may name thousands of maps (a Workflow of 16,000 templates): each is recorded

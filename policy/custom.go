@@ -2,11 +2,12 @@ package policy
 
 import (
 	"bytes"
-	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 	"strconv"
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 )
 
 // Rules 11-13: the kinds declared in customWorkloads. Their annotation paths name the maps an operator

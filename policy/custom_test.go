@@ -2,11 +2,12 @@ package policy
 
 import (
 	"encoding/json"
-	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 )
 
 // Rules 11-13: kinds declared in customWorkloads.

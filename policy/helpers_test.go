@@ -3,7 +3,6 @@ package policy
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 	"io"
 	"os"
 	"path/filepath"
@@ -11,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 )
 
 // response is the validate answer as the host reads it.
@@ -41,7 +42,7 @@ func fixture(t *testing.T, name string) map[string]any {
 	return req
 }
 
-func mustJSON(t *testing.T, v any) string {
+func mustJSON(t testing.TB, v any) string {
 	t.Helper()
 	data, err := json.Marshal(v)
 	if err != nil {
@@ -114,14 +115,25 @@ func evaluateReq(t *testing.T, req map[string]any, settings string) (response, s
 	return evaluateRaw(t, `{"request":`+mustJSON(t, req)+`,"settings":`+settings+`}`)
 }
 
+// namedUser is a requester (a userInfo) with the name of its subtest.
+type namedUser struct {
+	name string
+	user map[string]any
+}
+
+// eachUser runs fn for each requester, as a subtest of its name.
+func eachUser(t *testing.T, users []namedUser, fn func(*testing.T, map[string]any)) {
+	t.Helper()
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) { fn(t, u.user) })
+	}
+}
+
 // path walks a generic JSON value; missing steps give nil.
 func path(v any, keys ...string) any {
 	for _, k := range keys {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		v = m[k]
+		m, _ := v.(map[string]any)
+		v = m[k] // nil when v is not an object: a nil map reads as empty
 	}
 	return v
 }

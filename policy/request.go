@@ -1,12 +1,13 @@
 package policy
 
 import (
-	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 )
 
 // Operations the policy acts on; every other operation is accepted unchanged.

@@ -3,6 +3,7 @@ package policy
 import (
 	"github.com/mailru/easyjson/buffer"
 	"github.com/mailru/easyjson/jwriter"
+
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 )
 

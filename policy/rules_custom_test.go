@@ -1,9 +1,10 @@
 package policy
 
 import (
-	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 	"strings"
 	"testing"
+
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 )
 
 // The revision of rules 11-13 (path syntax, targets, keys of a target map, structured guard entries) and

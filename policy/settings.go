@@ -2,13 +2,14 @@ package policy
 
 import (
 	"bytes"
-	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 )
 
 // Setting values as docs/rules.md "Settings" defines them.
@@ -241,7 +242,7 @@ func parseSettings(data []byte) (Settings, []string) {
 	case settings.Type == gjson.Null:
 		return d.Settings, nil // as {}: no setting given
 	case !settings.IsObject():
-		return d.Settings, []string{notSettings("it is " + typeName(settings))}
+		return d.Settings, []string{notSettings("it is " + jsonTypeName(settings))}
 	}
 
 	// One pass over the members. An unknown or repeated key is the only problem reported: the author
@@ -294,13 +295,13 @@ func readSetting(d *settingsDraft, row settingRow, value gjson.Result, problems 
 	switch field := row.field(d).(type) {
 	case *bool:
 		if value.Type != gjson.True && value.Type != gjson.False {
-			wrong = "must be true or false, not " + typeName(value)
+			wrong = "must be true or false, not " + jsonTypeName(value)
 			break
 		}
 		*field = value.Bool()
 	case *string:
 		if value.Type != gjson.String {
-			wrong = "must be a string, not " + typeName(value)
+			wrong = "must be a string, not " + jsonTypeName(value)
 			break
 		}
 		*field = value.Str
@@ -346,7 +347,7 @@ func patternSources(value gjson.Result) ([]string, string) {
 		problem := ""
 		value.ForEach(func(_, item gjson.Result) bool {
 			if item.Type != gjson.String {
-				problem = "item " + strconv.Itoa(len(sources)) + " must be a string (a regular expression), not " + typeName(item)
+				problem = "item " + strconv.Itoa(len(sources)) + " must be a string (a regular expression), not " + jsonTypeName(item)
 				return false
 			}
 			sources = append(sources, item.Str)
@@ -356,7 +357,7 @@ func patternSources(value gjson.Result) ([]string, string) {
 			return nil, problem
 		}
 	default:
-		return nil, "must be a list of regular expressions (or one string of them separated by commas), not " + typeName(value)
+		return nil, "must be a list of regular expressions (or one string of them separated by commas), not " + jsonTypeName(value)
 	}
 	return sources, ""
 }
@@ -368,23 +369,6 @@ func unknownKey(key string) string {
 // notSettings explains settings that are not a JSON object.
 func notSettings(why string) string {
 	return "settings must be a JSON object with the keys " + strings.Join(SettingsKeys[:], ", ") + ": " + why
-}
-
-// typeName names the JSON type of a value for messages.
-func typeName(v gjson.Result) string {
-	switch {
-	case v.Type == gjson.String:
-		return "a string"
-	case v.Type == gjson.Number:
-		return "a number"
-	case v.Type == gjson.True || v.Type == gjson.False:
-		return "a boolean"
-	case v.Type == gjson.Null:
-		return "null"
-	case v.IsArray():
-		return "a list"
-	}
-	return "an object"
 }
 
 // patternLimitProblem refuses, without compiling it, a pattern the module's regex compiler cannot take, and

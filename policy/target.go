@@ -1,12 +1,13 @@
 package policy
 
 import (
-	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 )
 
 // target is the pod metadata the policy guards inside one object (docs/rules.md "Words": target metadata): a Pod's own

@@ -1,12 +1,13 @@
 package policy
 
 import (
-	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 	"strconv"
 	"unicode/utf8"
 
 	"github.com/mailru/easyjson/jwriter"
 	"github.com/tidwall/gjson"
+
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 )
 
 // AnnotationKey is the annotation YuniKorn reads the submitting user from.

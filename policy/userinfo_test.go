@@ -3,11 +3,12 @@ package policy
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 	"strings"
 	"testing"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 )
 
 // upstreamValue is what YuniKorn's own admission controller writes: encoding/json of its struct.

@@ -1,10 +1,10 @@
 package policy
 
 import (
-	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
-
 	"github.com/francoispqt/onelog"
 	"github.com/tidwall/gjson"
+
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 )
 
 // Validate answers a Kubewarden validate payload ({"request":..,"settings":..}) with a validation response.
