@@ -212,14 +212,17 @@ func TestCreate_Rule1_TrustedControllerValueIsKept(t *testing.T) {
 }
 
 func TestCreate_Rule1_TrustedExternalValueIsKept(t *testing.T) {
-	eachUser(t, []namedUser{{"by user", airflow}, {"by group", spark}}, func(t *testing.T, user map[string]any) {
-		for kind, name := range stampedKinds {
-			resp, _ := evaluateReq(t, as(t, name, kind, user, aliceValue), externalSettings)
-			if kind == "Pod" || !strings.HasPrefix(user["username"].(string), "system:") {
-				expectAccepted(t, resp)
+	for _, u := range []namedUser{{"by user", airflow}, {"by group", spark}} {
+		user := u.user
+		t.Run(u.name, func(t *testing.T) {
+			for kind, name := range stampedKinds {
+				resp, _ := evaluateReq(t, as(t, name, kind, user, aliceValue), externalSettings)
+				if kind == "Pod" || !strings.HasPrefix(user["username"].(string), "system:") {
+					expectAccepted(t, resp)
+				}
 			}
-		}
-	})
+		})
+	}
 }
 
 func TestCreate_Rule1_ExternalListsNeedBypassAuth(t *testing.T) {
@@ -264,15 +267,18 @@ func TestCreate_Rule1_LookalikeNamespaceIsNotASystemUser(t *testing.T) {
 }
 
 func TestCreate_Rule2_LegacyLabelStandsForTrustedSubmitters(t *testing.T) {
-	eachUser(t, []namedUser{{"trusted external", airflow}, {"trusted controller", rsc}}, func(t *testing.T, user map[string]any) {
-		req := as(t, "pod-create-legacy-label", "Pod", user, nil)
-		resp, logs := evaluateReq(t, req, externalSettings)
-		expectAccepted(t, resp)
-		expectWarning(t, resp, deprecatedLabelWarning("yunikorn.apache.org/username"))
-		if !strings.Contains(logs, `"level":"warning"`) {
-			t.Fatalf("the legacy label logs at warn: %s", logs)
-		}
-	})
+	for _, u := range []namedUser{{"trusted external", airflow}, {"trusted controller", rsc}} {
+		user := u.user
+		t.Run(u.name, func(t *testing.T) {
+			req := as(t, "pod-create-legacy-label", "Pod", user, nil)
+			resp, logs := evaluateReq(t, req, externalSettings)
+			expectAccepted(t, resp)
+			expectWarning(t, resp, deprecatedLabelWarning("yunikorn.apache.org/username"))
+			if !strings.Contains(logs, `"level":"warning"`) {
+				t.Fatalf("the legacy label logs at warn: %s", logs)
+			}
+		})
+	}
 }
 
 func TestCreate_Rule2_LegacyLabelIsIgnoredOtherwise(t *testing.T) {

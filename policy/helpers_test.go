@@ -121,14 +121,6 @@ type namedUser struct {
 	user map[string]any
 }
 
-// eachUser runs fn for each requester, as a subtest of its name.
-func eachUser(t *testing.T, users []namedUser, fn func(*testing.T, map[string]any)) {
-	t.Helper()
-	for _, u := range users {
-		t.Run(u.name, func(t *testing.T) { fn(t, u.user) })
-	}
-}
-
 // path walks a generic JSON value; missing steps give nil.
 func path(v any, keys ...string) any {
 	for _, k := range keys {
