@@ -23,7 +23,7 @@ PREINIT      := $(BUILD)/preinit
 # guest, large requests 5-11% (make bench, by the min). The policy never panics (docs/rules.md "Bad input");
 # should it, the host reports the trap with the names of the functions on the stack, as before.
 TINYGO_FLAGS ?= -target=wasi -no-debug -opt=2 -scheduler=none -panic=trap -ldflags=-extldflags=--initial-memory=393216
-# e2e.bats runs `$(KWCTL) run ...`: the real kwctl when it is installed, the project's host otherwise.
+# test/e2e/e2e.bats runs `$(KWCTL) run ...`: the real kwctl when it is installed, the project's host otherwise.
 KWCTL        ?= $(shell command -v kwctl 2>/dev/null || echo $(KWHOST))
 EASYJSON     := $(TOOLS)/bin/easyjson
 EASYJSON_VERSION := v0.9.0
@@ -108,9 +108,9 @@ unit-tests: $(TOOLS)/tinygo.path ## native unit tests of the policy and the host
 POLICY ?= policy.wasm
 
 .PHONY: e2e-tests
-e2e-tests: $(POLICY) $(KWHOST) ## e2e.bats through policy.wasm (or POLICY=...) with kwctl (or the project's host)
+e2e-tests: $(POLICY) $(KWHOST) ## test/e2e/*.bats through policy.wasm (or POLICY=...) with kwctl (or the project's host)
 	@hack/ensure-debian-packages.sh bats:bats jq:jq
-	KWCTL=$(KWCTL) POLICY=$(abspath $(POLICY)) bats e2e.bats e2e-attacks.bats
+	KWCTL=$(KWCTL) POLICY=$(abspath $(POLICY)) bats test/e2e/e2e.bats test/e2e/e2e-attacks.bats
 	POLICY=$(abspath $(POLICY)) go test -count=1 ./test/corpus
 
 # The corpus (test/corpus) is every guest call the e2e suites, the tour and the malformed-input tests make, with the answers of the
@@ -119,7 +119,7 @@ e2e-tests: $(POLICY) $(KWHOST) ## e2e.bats through policy.wasm (or POLICY=...) w
 corpus: policy.wasm $(KWHOST) ## re-record test/corpus/calls.jsonl.gz from the e2e suites, the tour and the malformed inputs (a change of behaviour only)
 	@hack/ensure-debian-packages.sh bats:bats jq:jq
 	rm -f $(BUILD)/calls.jsonl
-	KWHOST_RECORD_CALLS=$(abspath $(BUILD))/calls.jsonl KWCTL=$(KWHOST) POLICY=$(abspath policy.wasm) bats e2e.bats e2e-attacks.bats
+	KWHOST_RECORD_CALLS=$(abspath $(BUILD))/calls.jsonl KWCTL=$(KWHOST) POLICY=$(abspath policy.wasm) bats test/e2e/e2e.bats test/e2e/e2e-attacks.bats
 	KWHOST_RECORD_CALLS=$(abspath $(BUILD))/calls.jsonl $(KWHOST) tour policy.wasm testdata/tour.json >/dev/null
 	KWHOST_RECORD_CALLS=$(abspath $(BUILD))/calls.jsonl go test -count=1 ./internal/malformed
 	go run ./test/corpus/pack $(BUILD)/calls.jsonl test/corpus/calls.jsonl.gz
