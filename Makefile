@@ -8,6 +8,7 @@ TINYGO_PREFIX ?= $(TOOLS)/tinygo
 BUILD        := $(CURDIR)/build
 KWHOST       := $(BUILD)/kwhost
 PREINIT      := $(BUILD)/preinit
+PREFLIGHT    := $(BUILD)/yunikorn-user-info-preflight
 # -scheduler=none: policies need no goroutines, and the default scheduler's start-up is most of the cost
 # of a fresh instance (~100 us of ~140 us; docs/runtime.md "A fresh instance for every request"), which policy-server pays per request.
 # --initial-memory: the linker otherwise leaves almost no heap after the stack and the data (regexp's
@@ -81,6 +82,13 @@ $(KWHOST): $(HOST_SOURCES)
 
 .PHONY: host
 host: $(KWHOST) ## build the local policy host (build/kwhost: kwctl run / demo)
+
+# The pre-flight check operators run before installing the policy (released for linux/amd64 and arm64).
+$(PREFLIGHT): $(HOST_SOURCES)
+	go build -o $@ ./cmd/yunikorn-user-info-preflight
+
+.PHONY: preflight
+preflight: $(PREFLIGHT) ## build the pre-flight check (build/yunikorn-user-info-preflight; README "Pre-flight check")
 
 .PHONY: demo
 demo: policy.wasm $(KWHOST) ## a tour: each scenario of testdata/tour.json with the settings it needs, what it shows, and a table of outcomes

@@ -26,11 +26,11 @@ func TestParseFlags_AcceptsKwctlSpellings(t *testing.T) {
 	}{
 		{[]string{"-r", "req.json", "p.wasm"}, flags{requestPath: "req.json", positional: []string{"p.wasm"}}},
 		{[]string{"--request-path=req.json", "--settings-json", `{"a":1}`, "p.wasm"},
-			flags{requestPath: "req.json", settingsJSON: `{"a":1}`, positional: []string{"p.wasm"}}},
+			flags{requestPath: "req.json", SettingsFlags: kwctl.SettingsFlags{JSON: `{"a":1}`}, positional: []string{"p.wasm"}}},
 		{[]string{"p.wasm", "--request-path", "req.json", "-s", "s.yaml"},
-			flags{requestPath: "req.json", settingsPath: "s.yaml", positional: []string{"p.wasm"}}},
+			flags{requestPath: "req.json", SettingsFlags: kwctl.SettingsFlags{Path: "s.yaml"}, positional: []string{"p.wasm"}}},
 		{[]string{"--settings-path=s.yaml", "p.wasm", "a.json", "-r=req.json", "b.json"},
-			flags{requestPath: "req.json", settingsPath: "s.yaml", positional: []string{"p.wasm", "a.json", "b.json"}}},
+			flags{requestPath: "req.json", SettingsFlags: kwctl.SettingsFlags{Path: "s.yaml"}, positional: []string{"p.wasm", "a.json", "b.json"}}},
 	} {
 		got, err := parseFlags("run", tc.args, true)
 		if err != nil {

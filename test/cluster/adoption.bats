@@ -2,7 +2,7 @@
 # adoption.bats: the policy switched on in a namespace that already runs workloads (make e2e-load).
 # alice's objects are created while the webhook does not cover the namespace (it is not labelled yet):
 # no annotation, YuniKorn-style values the strict validator refuses, a value naming another user. Then
-# `kwhost preflight` predicts each object's next rollout, the namespace is labelled (the policy is on),
+# yunikorn-user-info-preflight predicts each object's next rollout, the namespace is labelled (the policy is on),
 # the rollouts happen, and each prediction is checked against what the cluster did.
 bats_require_minimum_version 1.5.0
 
@@ -117,7 +117,7 @@ refusal_seen() {
   } | grep -q "is not valid"
 }
 
-@test "adoption: kwhost preflight predicts what the policy does to workloads that predate it, and the cluster does exactly that" {
+@test "adoption: yunikorn-user-info-preflight predicts what the policy does to workloads that predate it, and the cluster does exactly that" {
   new_namespace "$NS" unlabelled
   workload Deployment plain ""
   workload Deployment yk-null "$YK_NULL"
@@ -134,8 +134,8 @@ refusal_seen() {
     "[ \$(kubectl --kubeconfig='$RUN/admin.kubeconfig' -n '$NS' get pods --no-headers | wc -l) -ge 7 ]"
 
   kc admin -n "$NS" get pods,deployments,replicasets,statefulsets,daemonsets,jobs,cronjobs,replicationcontrollers -o json > "$RUN/adoption-objects.json"
-  "$KWHOST" preflight --policy "$POLICY" --settings-json "$(cat "$RUN/kwhost.settings")" < "$RUN/adoption-objects.json" | tee "$RUN/preflight.txt"
-  "$KWHOST" preflight --policy "$POLICY" --settings-json "$(cat "$RUN/kwhost.settings")" -o json < "$RUN/adoption-objects.json" > "$RUN/preflight.json"
+  "$PREFLIGHT" --policy "$POLICY" --settings-json "$(cat "$RUN/kwhost.settings")" < "$RUN/adoption-objects.json" | tee "$RUN/preflight.txt"
+  "$PREFLIGHT" --policy "$POLICY" --settings-json "$(cat "$RUN/kwhost.settings")" -o json < "$RUN/adoption-objects.json" > "$RUN/preflight.json"
   outcome() { jq -r --arg k "$1" --arg n "$2" '.[] | select(.kind == $k and .name == $n) | .outcome' "$RUN/preflight.json"; }
   carry() { jq -r --arg k "$1" --arg n "$2" '.[] | select(.kind == $k and .name == $n) | .podsWillCarry' "$RUN/preflight.json"; }
   # What the report must say, before the cluster is asked.
