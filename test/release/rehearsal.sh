@@ -10,7 +10,10 @@
 #   6. checks what must fail: a wrong key, an unsigned tag, a tag moved to a tampered module, a layer altered
 #      in the registry's storage;
 #   7. writes the SBOM as the release does (hack/sbom-source.sh, syft), signs and verifies it;
-#   8. runs the e2e suite on the module pulled by digest (make e2e-tests POLICY=...).
+#   8. builds the pre-flight command as the release does (hack/build-preflight.sh), checks it
+#      (hack/check-preflight.sh), signs and verifies its SHA256SUMS, and sees a changed binary, a changed
+#      SHA256SUMS and another version refused;
+#   9. runs the e2e suite on the module pulled by digest (make e2e-tests POLICY=...).
 # Every process is bounded by a timeout and the registry is stopped by its PID. Called by
 # `make release-rehearsal` with RUN, POLICY, OCIWASM, RELEASE_TOOLS and the tool versions.
 set -euo pipefail
@@ -231,5 +234,28 @@ ok "SBOM signed and verified (bundle)"
 jq '.name = "tampered"' "$RUN/policy-sbom.spdx.json" > "$RUN/tampered-sbom.json"
 must_fail "verify a changed SBOM against its bundle" 'invalid signature' "$COSIGN" verify-blob --key "$RUN/keys/release.pub" "${offline_verify[@]}" \
   --new-bundle-format=true --bundle "$RUN/policy-sbom.spdx.jsonl.bundle.sigstore" "$RUN/tampered-sbom.json"
+
+# --- the pre-flight command, as the release builds, checks and signs it -------------------------------
+echo "==== pre-flight binaries"
+timeout 300 hack/build-preflight.sh "$version" "$RUN/dist" "$POLICY" > "$RUN/build-preflight.log" 2>&1 ||
+  { cat "$RUN/build-preflight.log" >&2; fail "hack/build-preflight.sh"; }
+objects=internal/preflight/testdata/adoption-objects.json
+timeout 180 hack/check-preflight.sh "$version" "$RUN/dist" "$objects" > "$RUN/check-preflight.log" 2>&1 ||
+  { cat "$RUN/check-preflight.log" >&2; fail "hack/check-preflight.sh"; }
+ok "$(tail -n 1 "$RUN/check-preflight.log")"
+cosign sign-blob --key "$RUN/keys/release.key" --tlog-upload=false --use-signing-config=false --new-bundle-format=true --yes \
+  --bundle "$RUN/dist/SHA256SUMS.bundle.sigstore" "$RUN/dist/SHA256SUMS" > "$RUN/sign-sums.log" 2>&1 ||
+  { cat "$RUN/sign-sums.log" >&2; fail "cosign sign-blob SHA256SUMS"; }
+cosign verify-blob --key "$RUN/keys/release.pub" "${offline_verify[@]}" --new-bundle-format=true \
+  --bundle "$RUN/dist/SHA256SUMS.bundle.sigstore" "$RUN/dist/SHA256SUMS" > "$RUN/verify-sums.log" 2>&1 ||
+  { cat "$RUN/verify-sums.log" >&2; fail "cosign verify-blob of SHA256SUMS"; }
+ok "SHA256SUMS signed and verified (bundle)"
+cp -r "$RUN/dist" "$RUN/dist-tampered"
+printf 'tampered' >> "$RUN/dist-tampered/yunikorn-user-info-preflight-linux-arm64"
+must_fail "check a pre-flight binary changed after SHA256SUMS" 'do not match' hack/check-preflight.sh "$version" "$RUN/dist-tampered" "$objects"
+sed -i 's/^[0-9a-f]\{8\}/00000000/' "$RUN/dist-tampered/SHA256SUMS"
+must_fail "verify a changed SHA256SUMS against its bundle" 'invalid signature' "$COSIGN" verify-blob --key "$RUN/keys/release.pub" "${offline_verify[@]}" \
+  --new-bundle-format=true --bundle "$RUN/dist/SHA256SUMS.bundle.sigstore" "$RUN/dist-tampered/SHA256SUMS"
+must_fail "check a pre-flight binary stamped with another version" 'want yunikorn-user-info-preflight 0.0.0-other' hack/check-preflight.sh 0.0.0-other "$RUN/dist" "$objects"
 
 echo "rehearsal: $passed checks passed; registry log $RUN/registry.log, refusals $RUN/negative.log"
