@@ -150,7 +150,7 @@ $(YUNIKORN_NATIVE): bench/yunikorn/main.go bench/yunikorn/go.mod bench/yunikorn/
 
 .PHONY: bench
 bench: policy.wasm build/floor.wasm build/typed.wasm $(YUNIKORN_NATIVE) ## benchmark policy.wasm (fresh instance per evaluation) against the floor and YuniKorn's own handler, and policy/ natively
-	go run ./cmd/wasmbench -policy policy.wasm -floor build/floor.wasm -typed build/typed.wasm -native $(YUNIKORN_NATIVE) -n $(BENCH_N)
+	go run ./bench/wazero -policy policy.wasm -floor build/floor.wasm -typed build/typed.wasm -native $(YUNIKORN_NATIVE) -n $(BENCH_N)
 	go test -run '^$$' -bench . -benchmem ./policy
 
 BENCH_N ?= 2000

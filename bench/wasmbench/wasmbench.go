@@ -2,7 +2,7 @@
 // every evaluation gets a fresh instance (instantiate, _start, wapc_init, validate, close). It runs the same
 // scenarios through a floor module (a waPC policy that answers without reading the payload) and through a
 // module that decodes the object with encoding/json into typed structs, and reports each scenario as a
-// ratio to the floor, so results compare across machines. The engine is a parameter: cmd/wasmbench runs it
+// ratio to the floor, so results compare across machines. The engine is a parameter: bench/wazero runs it
 // on wazero (the project's host), bench/wasmtime on wasmtime (the engine policy-server embeds). It is a
 // benchmark tool, not a test: `make bench`, `make bench-wasmtime`.
 package wasmbench
