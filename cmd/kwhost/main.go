@@ -232,14 +232,6 @@ func loadPolicy(ctx context.Context, uri string, stderr io.Writer, problems *log
 	return host, nil
 }
 
-// readInput reads a file, or stdin for "-".
-func readInput(path string, stdin io.Reader) ([]byte, error) {
-	if path == "-" {
-		return io.ReadAll(stdin)
-	}
-	return os.ReadFile(path)
-}
-
 // withTimeout bounds ctx by the policy timeout, if any.
 func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
 	if d <= 0 {
@@ -266,7 +258,7 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(exitUsage, err)
 	}
-	request, err := readInput(f.requestPath, stdin)
+	request, err := kwctl.ReadInput(f.requestPath, stdin)
 	if err != nil {
 		return fail(exitUsage, fmt.Errorf("cannot read the request: %w", err))
 	}

@@ -106,7 +106,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(exitUsage, err)
 	}
-	data, err := readInput(input, stdin)
+	data, err := kwctl.ReadInput(input, stdin)
 	if err != nil {
 		return fail(exitUsage, err)
 	}
@@ -147,12 +147,4 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	preflight.WriteText(stdout, findings, items)
 	return exitOK
-}
-
-// readInput reads a file, or stdin for "-".
-func readInput(path string, stdin io.Reader) ([]byte, error) {
-	if path == "-" {
-		return io.ReadAll(stdin)
-	}
-	return os.ReadFile(path)
 }

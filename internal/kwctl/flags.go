@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 )
 
@@ -48,4 +49,12 @@ func (f *SettingsFlags) Settings() (json.RawMessage, error) {
 		return nil, fmt.Errorf("cannot parse settings JSON: %w", err)
 	}
 	return s, nil
+}
+
+// ReadInput reads a file, or stdin for "-", as kwctl reads --request-path.
+func ReadInput(path string, stdin io.Reader) ([]byte, error) {
+	if path == "-" {
+		return io.ReadAll(stdin)
+	}
+	return os.ReadFile(path)
 }
