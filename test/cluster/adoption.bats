@@ -14,82 +14,46 @@ setup() {
 YK_NULL='{"user":"alice","groups":null}'
 YK_QUEUE='{"user":"alice","groups":["devops"],"queue":"root.a"}'
 
-# workload KIND NAME VALUE [EXTRA-SPEC]: alice's KIND with one pod, VALUE ("" for none) in the template
+# workload KIND NAME VALUE: alice's KIND with one pod, VALUE ("" for none) in the template
 workload() {
-  local kind=$1 name=$2 value=$3 annotations=""
+  local kind=$1 name=$2 value=$3 annotations="" restart="" api=apps/v1 spec
   if [ -n "$value" ]; then annotations="annotations: {$ANNOTATION: '$value'}"; fi
-  local template="template:
+  if [ "$kind" = Job ]; then restart="restartPolicy: Never, "; fi
+  local selector="selector: {matchLabels: {app: $name}}" template="template:
     metadata:
       labels: {app: $name}
       $annotations
-    spec: {containers: [{name: c, image: $IMAGE}]}"
+    spec: {${restart}containers: [{name: c, image: $IMAGE}]}"
   case $kind in
-    Deployment) kc alice -n "$NS" apply -f - > /dev/null <<Y ;;
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: $name}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: $name}}
-  $template
-Y
-    StatefulSet) kc alice -n "$NS" apply -f - > /dev/null <<Y ;;
-apiVersion: apps/v1
-kind: StatefulSet
-metadata: {name: $name}
-spec:
-  replicas: 1
+    Deployment) spec="replicas: 1
+  $selector" ;;
+    StatefulSet) spec="replicas: 1
   serviceName: $name
   podManagementPolicy: Parallel
-  selector: {matchLabels: {app: $name}}
-  $template
-Y
-    ReplicationController) kc alice -n "$NS" apply -f - > /dev/null <<Y ;;
-apiVersion: v1
-kind: ReplicationController
-metadata: {name: $name}
-spec:
-  replicas: 1
-  selector: {app: $name}
-  $template
-Y
-    DaemonSet) kc alice -n "$NS" apply -f - > /dev/null <<Y ;;
-apiVersion: apps/v1
-kind: DaemonSet
-metadata: {name: $name}
-spec:
-  selector: {matchLabels: {app: $name}}
-  $template
-Y
-    CronJob) kc alice -n "$NS" apply -f - > /dev/null <<Y ;;
-apiVersion: batch/v1
-kind: CronJob
-metadata: {name: $name}
-spec:
-  schedule: "0 0 1 1 *"
+  $selector" ;;
+    ReplicationController) api=v1 spec="replicas: 1
+  selector: {app: $name}" ;;
+    DaemonSet) spec=$selector ;;
+    Job) api=batch/v1 spec="parallelism: 1
+  completions: 2" ;;
+    CronJob) api=batch/v1 spec='schedule: "0 0 1 1 *"
   suspend: true
   jobTemplate:
-    spec:
-      template:
+    spec:' template="    template:
         metadata:
           labels: {app: $name}
           $annotations
-        spec: {restartPolicy: Never, containers: [{name: c, image: $IMAGE}]}
-Y
-    Job) kc alice -n "$NS" apply -f - > /dev/null <<Y ;;
-apiVersion: batch/v1
-kind: Job
+        spec: {restartPolicy: Never, containers: [{name: c, image: $IMAGE}]}" ;;
+    *) echo "workload: no kind $kind" >&2; return 2 ;;
+  esac
+  kc alice -n "$NS" apply -f - > /dev/null <<Y
+apiVersion: $api
+kind: $kind
 metadata: {name: $name}
 spec:
-  parallelism: 1
-  completions: 2
-  template:
-    metadata:
-      labels: {app: $name}
-      $annotations
-    spec: {restartPolicy: Never, containers: [{name: c, image: $IMAGE}]}
+  $spec
+  $template
 Y
-  esac
 }
 
 app_pods() { kc admin -n "$NS" get pods -l "app=$1" -o json | jq -r '.items[].metadata.name' | sort; }
