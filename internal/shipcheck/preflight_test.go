@@ -36,10 +36,7 @@ func TestReadme_PreflightCommandPrintsTheExample(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	objects, err := filepath.Abs(repoPath("internal/preflight/testdata/adoption-objects.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	objects := repoPath("internal/preflight/testdata/adoption-objects.json")
 	writeFile(t, bin, "kubectl", `#!/bin/sh
 [ "$1" = get ] && [ "$3 $4 $5 $6" = "-A -o json " ] || { echo "kubectl $*: not a List of the whole cluster as JSON" >&2; exit 1; }
 for kind in pods deployments replicasets statefulsets daemonsets jobs cronjobs replicationcontrollers configmaps; do
