@@ -65,6 +65,19 @@ replicasets_not_carrying() {
   kc admin -n "$1" get rs -o json | jq -r --arg k "$ANNOTATION" --arg v "$2" '.items[] | select(.spec.template.metadata.annotations[$k] != $v) | .metadata.name'
 }
 
+# no_replicaset_loop NS SECONDS: once the deployment controller has caught up with web, SECONDS later NS still
+# holds exactly two ReplicaSets, both carrying alice's stamp: a controller loop (YUNIKORN-1627) would show as
+# more ReplicaSets appearing.
+no_replicaset_loop() {
+  wait_until 60 "the deployment controller to catch up" caught_up "$1" web
+  sleep "$2"
+  echo "ReplicaSets $2 s later (name, replicas, template annotation):"
+  kc admin -n "$1" get rs -o json |
+    jq -r --arg k "$ANNOTATION" '.items[] | "  \(.metadata.name)\t\(.spec.replicas)\t\(.spec.template.metadata.annotations[$k])"'
+  [ "$(kc admin -n "$1" get rs --no-headers | wc -l)" -eq 2 ]
+  [ -z "$(replicasets_not_carrying "$1" "$ALICE_VALUE")" ]
+}
+
 # owned USER NS APIVERSION KIND NAME SPEC [POD-SPEC]: USER applies the KIND NAME whose spec is SPEC (lines
 # indented by two) and a pod template labelled app=NAME and e2e-owner=USER (POD-SPEC: fields before its
 # containers, such as "restartPolicy: Never, ")
