@@ -8,6 +8,7 @@ TINYGO_PREFIX ?= $(TOOLS)/tinygo
 BUILD        := $(CURDIR)/build
 KWHOST       := $(BUILD)/kwhost
 PREINIT      := $(BUILD)/preinit
+PREFLIGHT    := $(BUILD)/yunikorn-user-info-preflight
 # -scheduler=none: policies need no goroutines, and the default scheduler's start-up is most of the cost
 # of a fresh instance (~100 us of ~140 us; docs/runtime.md "A fresh instance for every request"), which policy-server pays per request.
 # --initial-memory: the linker otherwise leaves almost no heap after the stack and the data (regexp's
@@ -23,7 +24,7 @@ PREINIT      := $(BUILD)/preinit
 # guest, large requests 5-11% (make bench, by the min). The policy never panics (docs/rules.md "Bad input");
 # should it, the host reports the trap with the names of the functions on the stack, as before.
 TINYGO_FLAGS ?= -target=wasi -no-debug -opt=2 -scheduler=none -panic=trap -ldflags=-extldflags=--initial-memory=393216
-# e2e.bats runs `$(KWCTL) run ...`: the real kwctl when it is installed, the project's host otherwise.
+# test/e2e/e2e.bats runs `$(KWCTL) run ...`: the real kwctl when it is installed, the project's host otherwise.
 KWCTL        ?= $(shell command -v kwctl 2>/dev/null || echo $(KWHOST))
 GOLANGCI_LINT := $(TOOLS)/bin/golangci-lint
 GOLANGCI_LINT_VERSION := v2.9.0
@@ -79,6 +80,13 @@ $(KWHOST): $(HOST_SOURCES)
 .PHONY: host
 host: $(KWHOST) ## build the local policy host (build/kwhost: kwctl run / demo)
 
+# The pre-flight check operators run before installing the policy (released for linux/amd64 and arm64).
+$(PREFLIGHT): $(HOST_SOURCES)
+	go build -o $@ ./cmd/yunikorn-user-info-preflight
+
+.PHONY: preflight
+preflight: $(PREFLIGHT) ## build the pre-flight check (build/yunikorn-user-info-preflight; README "Pre-flight check")
+
 .PHONY: demo
 demo: policy.wasm $(KWHOST) ## a tour: each scenario of testdata/tour.json with the settings it needs, what it shows, and a table of outcomes
 	@$(KWHOST) tour policy.wasm testdata/tour.json
@@ -105,9 +113,9 @@ unit-tests: $(TOOLS)/tinygo.path ## native unit tests of the policy and the host
 POLICY ?= policy.wasm
 
 .PHONY: e2e-tests
-e2e-tests: $(POLICY) $(KWHOST) ## e2e.bats through policy.wasm (or POLICY=...) with kwctl (or the project's host)
+e2e-tests: $(POLICY) $(KWHOST) ## test/e2e/*.bats through policy.wasm (or POLICY=...) with kwctl (or the project's host)
 	@hack/ensure-debian-packages.sh bats:bats jq:jq
-	KWCTL=$(KWCTL) POLICY=$(abspath $(POLICY)) bats e2e.bats e2e-attacks.bats
+	KWCTL=$(KWCTL) POLICY=$(abspath $(POLICY)) bats test/e2e/e2e.bats test/e2e/e2e-attacks.bats
 	POLICY=$(abspath $(POLICY)) go test -count=1 ./test/corpus
 
 # The corpus (test/corpus) is every guest call the e2e suites, the tour and the malformed-input tests make, with the answers of the
@@ -116,7 +124,7 @@ e2e-tests: $(POLICY) $(KWHOST) ## e2e.bats through policy.wasm (or POLICY=...) w
 corpus: policy.wasm $(KWHOST) ## re-record test/corpus/calls.jsonl.gz from the e2e suites, the tour and the malformed inputs (a change of behaviour only)
 	@hack/ensure-debian-packages.sh bats:bats jq:jq
 	rm -f $(BUILD)/calls.jsonl
-	KWHOST_RECORD_CALLS=$(abspath $(BUILD))/calls.jsonl KWCTL=$(KWHOST) POLICY=$(abspath policy.wasm) bats e2e.bats e2e-attacks.bats
+	KWHOST_RECORD_CALLS=$(abspath $(BUILD))/calls.jsonl KWCTL=$(KWHOST) POLICY=$(abspath policy.wasm) bats test/e2e/e2e.bats test/e2e/e2e-attacks.bats
 	KWHOST_RECORD_CALLS=$(abspath $(BUILD))/calls.jsonl $(KWHOST) tour policy.wasm testdata/tour.json >/dev/null
 	KWHOST_RECORD_CALLS=$(abspath $(BUILD))/calls.jsonl go test -count=1 ./internal/malformed
 	go run ./test/corpus/pack $(BUILD)/calls.jsonl test/corpus/calls.jsonl.gz
@@ -139,7 +147,7 @@ $(YUNIKORN_NATIVE): bench/yunikorn/main.go bench/yunikorn/go.mod bench/yunikorn/
 
 .PHONY: bench
 bench: policy.wasm build/floor.wasm build/typed.wasm $(YUNIKORN_NATIVE) ## benchmark policy.wasm (fresh instance per evaluation) against the floor and YuniKorn's own handler, and policy/ natively
-	go run ./cmd/wasmbench -policy policy.wasm -floor build/floor.wasm -typed build/typed.wasm -native $(YUNIKORN_NATIVE) -n $(BENCH_N)
+	go run ./bench/wazero -policy policy.wasm -floor build/floor.wasm -typed build/typed.wasm -native $(YUNIKORN_NATIVE) -n $(BENCH_N)
 	go test -run '^$$' -bench . -benchmem ./policy
 
 BENCH_N ?= 2000

@@ -20,19 +20,16 @@ yaml_value() { sed -n "s/^$2: *//p" "$1" | head -n 1 | sed -e 's/^"\(.*\)"$/\1/'
 [[ "$tag" =~ ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$ ]] || fail "tag $tag is not v<major>.<minor>.<patch>"
 version="${tag#v}"
 
-md_version="$(yaml_value metadata.yml '  io\.kubewarden\.policy\.version')"
-[ "$md_version" = "$version" ] ||
-  fail "metadata.yml io.kubewarden.policy.version is '$md_version', the tag is $tag: set it to $version"
-oci_url="$(yaml_value metadata.yml '  io\.kubewarden\.policy\.ociUrl')"
-[ "$oci_url" = "$target" ] ||
-  fail "the release pushes to $target but metadata.yml io.kubewarden.policy.ociUrl is '$oci_url'"
-
-ah_version="$(yaml_value artifacthub-pkg.yml 'version')"
-[ "$ah_version" = "$version" ] ||
-  fail "artifacthub-pkg.yml version is '$ah_version', the tag is $tag: regenerate it (README \"Release\")"
-ah_image="$(yaml_value artifacthub-pkg.yml '  image')"
-[ "$ah_image" = "$target:$tag" ] ||
-  fail "artifacthub-pkg.yml containersImages image is '$ah_image', want $target:$tag"
+# expect FILE KEY-REGEX NAME WANT [HINT]: a problem unless the value of KEY-REGEX in FILE is WANT.
+expect() {
+  local got
+  got="$(yaml_value "$1" "$2")"
+  [ "$got" = "$4" ] || fail "$1 $3 is '$got', want $4${5:+: $5}"
+}
+expect metadata.yml '  io\.kubewarden\.policy\.version' io.kubewarden.policy.version "$version" "the tag is $tag"
+expect metadata.yml '  io\.kubewarden\.policy\.ociUrl' io.kubewarden.policy.ociUrl "$target" "where the release pushes"
+expect artifacthub-pkg.yml 'version' version "$version" "regenerate it (docs/release.md)"
+expect artifacthub-pkg.yml '  image' 'containersImages image' "$target:$tag"
 
 "$here/changelog-section.sh" "$version" CHANGELOG.md >/dev/null || fail "CHANGELOG.md has no section for $version"
 

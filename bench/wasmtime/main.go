@@ -1,4 +1,4 @@
-// Command wasmtime runs the project's benchmark (internal/wasmbench) on wasmtime, the engine
+// Command wasmtime runs the project's benchmark (bench/wasmbench) on wasmtime, the engine
 // policy-server embeds, configured as policy-evaluator configures it: epoch interruption on, WASI, a new
 // store and instance for every evaluation, `_start` (exit code 0 ignored) then `wapc_init`, then one
 // `__guest_call`. It is a module of its own because wasmtime-go is a large cgo download (its static
@@ -14,7 +14,7 @@ import (
 
 	"github.com/bytecodealliance/wasmtime-go/v37"
 
-	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/wasmbench"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/bench/wasmbench"
 )
 
 func main() {

@@ -1,6 +1,6 @@
 // Command yunikorn-native measures Apache YuniKorn's own admission handler, natively, on the bytes of the
 // benchmark's scenarios, so that `make bench` and `make bench-wasmtime` can put the policy next to it in the
-// same run (internal/wasmbench runs it with -native). The handler is yunikorn-k8shim v1.4.0's
+// same run (bench/wasmbench runs it with -native). The handler is yunikorn-k8shim v1.4.0's
 // pkg/admission: AdmissionController.Serve, the function its admission controller registers for /mutate,
 // called with a POST whose body is the AdmissionReview bytes; the timed part is Serve alone (reading the
 // body, decoding the review and the object, the user-info logic, the patch, encoding the response review),
@@ -41,7 +41,7 @@ import (
 // userInfoAnnotation is the annotation the handler stamps (k8shim's pkg/admission/common.UserInfoAnnotation).
 const userInfoAnnotation = "yunikorn.apache.org/user.info"
 
-// result is one scenario's line in RESULTS; internal/wasmbench reads the same fields.
+// result is one scenario's line in RESULTS; bench/wasmbench reads the same fields.
 type result struct {
 	Scenario string        `json:"scenario"`
 	N        int           `json:"n"` // timed evaluations (fewer than -n past -max-time)

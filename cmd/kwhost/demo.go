@@ -24,7 +24,7 @@ func demoCommand(args []string, stdout, stderr io.Writer) int {
 	case len(f.positional) < 2:
 		return usageError(stderr, "demo", errors.New("want a policy module and at least one request file"))
 	}
-	settings, err := f.settings()
+	settings, err := f.Settings()
 	if err == nil {
 		settings, err = kwctl.SettingsFor(settings, f.payload)
 	}

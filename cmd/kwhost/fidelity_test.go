@@ -18,11 +18,7 @@ import (
 // fidelityGuest builds the guest (guesttest caches the build) and returns the module's path.
 func fidelityGuest(t *testing.T) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "fidelity.wasm")
-	if err := os.WriteFile(path, guesttest.Guest(t, "cmd/kwhost/testdata/fidelity"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return guestFile(t, "cmd/kwhost/testdata/fidelity")
 }
 
 // runHost runs `kwhost run` on the deployment fixture with extra flags.

@@ -5,7 +5,6 @@
 //	kwhost run [--request-path|-r FILE] [--settings-json JSON | --settings-path|-s FILE] [--strict] [--payload policy-server|raw] [--policy-timeout 2s] [file://]policy.wasm
 //	kwhost demo [--settings-json JSON | --settings-path|-s FILE] [--strict] [--payload ...] policy.wasm REQUEST.json...
 //	kwhost serve --policy policy.wasm [--settings-json JSON | -s FILE] --cert-file F --key-file F [--listen ADDR] [--record FILE]
-//	kubectl get pods,deployments,... -A -o json | kwhost preflight --policy policy.wasm [--settings-json JSON]
 //
 // serve answers AdmissionReviews over HTTPS for a real API server, for the cluster suite under
 // test/cluster (see package internal/webhook); it is a test host too, not a production server.
@@ -19,7 +18,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -45,8 +43,6 @@ const usage = `usage:
   kwhost serve --policy policy.wasm [--settings-json JSON | --settings-path|-s FILE]
                --cert-file F --key-file F [--listen 127.0.0.1:9443] [--record FILE]
                [--policy-timeout 2s] [--payload policy-server|raw] [--log-level info]
-  kwhost preflight --policy policy.wasm [--settings-json JSON | --settings-path|-s FILE]
-               [--controllers sa|single] [--output|-o text|json] [-f FILE] < objects.json
 
 run   evaluates one request like ` + "`kwctl run`" + `: one line of AdmissionResponse JSON on stdout
       (FILE "-" reads stdin; an AdmissionReview or a bare AdmissionRequest), the policy's logs on
@@ -58,14 +54,6 @@ serve answers admission.k8s.io/v1 AdmissionReviews over HTTPS as a mutating webh
       not a production server) until SIGINT or SIGTERM: one line per request on stderr (plus the
       policy's logs at --log-level and above), and with --record one JSON line per request
       (userInfo as sent) in FILE.
-preflight reads a List of objects (kubectl get pods,deployments,replicasets,statefulsets,daemonsets,
-      jobs,cronjobs,replicationcontrollers -A -o json) and prints, per object, what the policy will
-      do on its next rollout or pod creation (stamp, keep, refuse, leave-alone) and why, found by
-      running the policy on the requests the controllers and owners will send; --controllers single
-      when kube-controller-manager runs without --use-service-account-credentials. The text output
-      ends with YuniKorn's applications: whether generateUniqueAppId is on (from the ConfigMaps
-      yunikorn-defaults and yunikorn-configs in the input) and which applications of the input's
-      YuniKorn pods mix users, charged to whom.
 
 --payload policy-server (the default) hands the policy the request as policy-server does: read
       into its typed AdmissionRequest and written again (unknown members dropped, nulls left out,
@@ -110,8 +98,6 @@ func kwhost(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return tourCommand(args[1:], stdout, stderr)
 	case "serve":
 		return serveCommand(args[1:], stderr)
-	case "preflight":
-		return preflightCommand(args[1:], stdin, stdout, stderr)
 	case "help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
@@ -123,9 +109,8 @@ func kwhost(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // flags are kwctl run's, parsed so that they may come before or after the module, as clap allows,
 // and the host's own.
 type flags struct {
-	requestPath   string
-	settingsJSON  string
-	settingsPath  string
+	requestPath string
+	kwctl.SettingsFlags
 	strict        bool
 	payload       kwctl.Payload
 	policyTimeout time.Duration
@@ -140,7 +125,7 @@ func parseFlags(name string, args []string, withRequest bool) (*flags, error) {
 		fs.StringVar(&f.requestPath, "request-path", "", "")
 		fs.StringVar(&f.requestPath, "r", "", "")
 	}
-	f.addSettingsFlags(fs)
+	f.Register(fs)
 	fs.BoolVar(&f.strict, "strict", false, "")
 	payload := fs.String("payload", string(kwctl.PayloadPolicyServer), "")
 	fs.DurationVar(&f.policyTimeout, "policy-timeout", webhook.DefaultEvalTimeout, "")
@@ -159,8 +144,8 @@ func parseFlags(name string, args []string, withRequest bool) (*flags, error) {
 		return nil, err
 	}
 	switch {
-	case f.settingsConflict() != nil:
-		return nil, f.settingsConflict()
+	case f.Conflict() != nil:
+		return nil, f.Conflict()
 	case f.policyTimeout < 0:
 		return nil, errors.New("--policy-timeout must not be negative")
 	}
@@ -226,41 +211,6 @@ func usageError(stderr io.Writer, command string, err error) int {
 	return exitUsage
 }
 
-// addSettingsFlags registers kwctl's settings flags, which run, demo, serve and preflight all take.
-func (f *flags) addSettingsFlags(fs *flag.FlagSet) {
-	fs.StringVar(&f.settingsJSON, "settings-json", "", "")
-	fs.StringVar(&f.settingsPath, "settings-path", "", "")
-	fs.StringVar(&f.settingsPath, "s", "", "")
-}
-
-// settingsConflict reports both settings flags given.
-func (f *flags) settingsConflict() error {
-	if f.settingsJSON != "" && f.settingsPath != "" {
-		return errors.New("--settings-json and --settings-path are mutually exclusive")
-	}
-	return nil
-}
-
-// settings reads whichever settings flag was given; none means {}.
-func (f *flags) settings() (json.RawMessage, error) {
-	if f.settingsPath != "" {
-		data, err := os.ReadFile(f.settingsPath)
-		if err != nil {
-			return nil, fmt.Errorf("cannot read settings file: %w", err)
-		}
-		s, err := kwctl.SettingsFromFile(data)
-		if err != nil {
-			return nil, fmt.Errorf("cannot parse settings file %s: %w", f.settingsPath, err)
-		}
-		return s, nil
-	}
-	s, err := kwctl.SettingsFromJSON([]byte(f.settingsJSON))
-	if err != nil {
-		return nil, fmt.Errorf("cannot parse settings JSON: %w", err)
-	}
-	return s, nil
-}
-
 // loadPolicy compiles the module; the policy's logs and prints go to stderr, keeping stdout for
 // the response alone. A positive timeout makes evaluations interruptible.
 func loadPolicy(ctx context.Context, uri string, stderr io.Writer, problems *logProblems, timeout time.Duration) (*wapchost.Host, error) {
@@ -280,14 +230,6 @@ func loadPolicy(ctx context.Context, uri string, stderr io.Writer, problems *log
 		return nil, fmt.Errorf("cannot load policy %s: %w", path, err)
 	}
 	return host, nil
-}
-
-// readInput reads a file, or stdin for "-".
-func readInput(path string, stdin io.Reader) ([]byte, error) {
-	if path == "-" {
-		return io.ReadAll(stdin)
-	}
-	return os.ReadFile(path)
 }
 
 // withTimeout bounds ctx by the policy timeout, if any.
@@ -312,11 +254,11 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kwhost run: %v\n", err)
 		return code
 	}
-	settings, err := f.settings()
+	settings, err := f.Settings()
 	if err != nil {
 		return fail(exitUsage, err)
 	}
-	request, err := readInput(f.requestPath, stdin)
+	request, err := kwctl.ReadInput(f.requestPath, stdin)
 	if err != nil {
 		return fail(exitUsage, fmt.Errorf("cannot read the request: %w", err))
 	}

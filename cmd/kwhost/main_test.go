@@ -26,11 +26,11 @@ func TestParseFlags_AcceptsKwctlSpellings(t *testing.T) {
 	}{
 		{[]string{"-r", "req.json", "p.wasm"}, flags{requestPath: "req.json", positional: []string{"p.wasm"}}},
 		{[]string{"--request-path=req.json", "--settings-json", `{"a":1}`, "p.wasm"},
-			flags{requestPath: "req.json", settingsJSON: `{"a":1}`, positional: []string{"p.wasm"}}},
+			flags{requestPath: "req.json", SettingsFlags: kwctl.SettingsFlags{JSON: `{"a":1}`}, positional: []string{"p.wasm"}}},
 		{[]string{"p.wasm", "--request-path", "req.json", "-s", "s.yaml"},
-			flags{requestPath: "req.json", settingsPath: "s.yaml", positional: []string{"p.wasm"}}},
+			flags{requestPath: "req.json", SettingsFlags: kwctl.SettingsFlags{Path: "s.yaml"}, positional: []string{"p.wasm"}}},
 		{[]string{"--settings-path=s.yaml", "p.wasm", "a.json", "-r=req.json", "b.json"},
-			flags{requestPath: "req.json", settingsPath: "s.yaml", positional: []string{"p.wasm", "a.json", "b.json"}}},
+			flags{requestPath: "req.json", SettingsFlags: kwctl.SettingsFlags{Path: "s.yaml"}, positional: []string{"p.wasm", "a.json", "b.json"}}},
 	} {
 		got, err := parseFlags("run", tc.args, true)
 		if err != nil {
@@ -65,8 +65,14 @@ func TestParseFlags_Refusals(t *testing.T) {
 // scripted writes the scripted test guest (see internal/kwctl/testdata/scripted) to a file.
 func scripted(t *testing.T) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "scripted.wasm")
-	if err := os.WriteFile(path, guesttest.Guest(t, "internal/kwctl/testdata/scripted"), 0o644); err != nil {
+	return guestFile(t, "internal/kwctl/testdata/scripted")
+}
+
+// guestFile builds the test guest in dir (guesttest caches the build) and returns the module's path.
+func guestFile(t *testing.T, dir string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), filepath.Base(dir)+".wasm")
+	if err := os.WriteFile(path, guesttest.Guest(t, dir), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -124,21 +130,17 @@ func TestRun_ReadsTheRequestFromStdinAndSettingsFromYAML(t *testing.T) {
 	}
 }
 
-func TestRun_BadInvocationsExit2(t *testing.T) {
-	policy := scripted(t)
-	for _, tc := range []struct {
-		name   string
-		args   []string
-		stderr string
-	}{
-		{"no request", []string{"run", policy}, "kwhost run: --request-path is required\n\nusage:"},
-		{"no module", []string{"run", "-r", deployment}, "kwhost run: want exactly one policy module, got 0 arguments"},
-		{"unknown flag", []string{"run", "--nope", policy}, "kwhost run: flag provided but not defined: -nope"},
-		{"unreadable request", []string{"run", "-r", "/nonexistent.json", policy}, "kwhost run: cannot read the request: open /nonexistent.json"},
-		{"malformed settings", []string{"run", "-r", deployment, "--settings-json", "[1]", policy}, "kwhost run: cannot parse settings JSON: settings must be an object"},
-		{"not a module", []string{"run", "-r", deployment, deployment}, "kwhost run: cannot load policy " + deployment + ": compile module:"},
-		{"unknown command", []string{"bench"}, `kwhost: unknown command "bench"`},
-	} {
+// badInvocation is a command line kwhost refuses, and how its error starts.
+type badInvocation struct {
+	name   string
+	args   []string
+	stderr string
+}
+
+// wantExit2 runs each command line and wants exit code 2, nothing on stdout and the error on stderr.
+func wantExit2(t *testing.T, cases []badInvocation) {
+	t.Helper()
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			got := runKwhost("", tc.args...)
 			if got.code != 2 || got.stdout != "" || !strings.HasPrefix(got.stderr, tc.stderr) {
@@ -146,6 +148,19 @@ func TestRun_BadInvocationsExit2(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestRun_BadInvocationsExit2(t *testing.T) {
+	policy := scripted(t)
+	wantExit2(t, []badInvocation{
+		{"no request", []string{"run", policy}, "kwhost run: --request-path is required\n\nusage:"},
+		{"no module", []string{"run", "-r", deployment}, "kwhost run: want exactly one policy module, got 0 arguments"},
+		{"unknown flag", []string{"run", "--nope", policy}, "kwhost run: flag provided but not defined: -nope"},
+		{"unreadable request", []string{"run", "-r", "/nonexistent.json", policy}, "kwhost run: cannot read the request: open /nonexistent.json"},
+		{"malformed settings", []string{"run", "-r", deployment, "--settings-json", "[1]", policy}, "kwhost run: cannot parse settings JSON: settings must be an object"},
+		{"not a module", []string{"run", "-r", deployment, deployment}, "kwhost run: cannot load policy " + deployment + ": compile module:"},
+		{"unknown command", []string{"bench"}, `kwhost: unknown command "bench"`},
+	})
 }
 
 func TestDemo_PrintsReadableBlocks(t *testing.T) {

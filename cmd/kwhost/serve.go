@@ -27,7 +27,7 @@ import (
 // serveConfig is serve's command line.
 type serveConfig struct {
 	policy, certFile, keyFile, listen, recordPath, logLevel string
-	settings                                                flags // only its settings fields
+	settings                                                kwctl.SettingsFlags
 	evalTimeout                                             time.Duration
 	payload                                                 kwctl.Payload
 }
@@ -37,7 +37,7 @@ func parseServeFlags(args []string) (*serveConfig, error) {
 	fs := flag.NewFlagSet("kwhost serve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&c.policy, "policy", "", "")
-	c.settings.addSettingsFlags(fs)
+	c.settings.Register(fs)
 	fs.StringVar(&c.certFile, "cert-file", "", "")
 	fs.StringVar(&c.keyFile, "key-file", "", "")
 	fs.StringVar(&c.listen, "listen", "127.0.0.1:9443", "")
@@ -60,8 +60,8 @@ func parseServeFlags(args []string) (*serveConfig, error) {
 		return nil, errors.New("--policy is required")
 	case c.certFile == "" || c.keyFile == "":
 		return nil, errors.New("--cert-file and --key-file are required (the API server calls webhooks over HTTPS only)")
-	case c.settings.settingsConflict() != nil:
-		return nil, c.settings.settingsConflict()
+	case c.settings.Conflict() != nil:
+		return nil, c.settings.Conflict()
 	case c.evalTimeout <= 0:
 		return nil, errors.New("--policy-timeout must be positive")
 	case levels[c.logLevel] == 0:
@@ -88,7 +88,7 @@ func serve(ctx context.Context, c *serveConfig, stderr io.Writer, ready func(add
 		fmt.Fprintf(stderr, "kwhost serve: %v\n", err)
 		return exitUsage
 	}
-	settings, err := c.settings.settings()
+	settings, err := c.settings.Settings()
 	if err != nil {
 		return fail(err)
 	}

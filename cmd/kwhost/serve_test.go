@@ -33,25 +33,14 @@ func TestServe_RefusesInvalidSettingsAtStartUpLikePolicyServer(t *testing.T) {
 
 func TestServe_BadInvocationsExit2(t *testing.T) {
 	policy := scripted(t)
-	for _, tc := range []struct {
-		name   string
-		args   []string
-		stderr string
-	}{
-		{"no policy", []string{"--cert-file", "a", "--key-file", "b"}, "kwhost serve: --policy is required\n\nusage:"},
-		{"no certificate", []string{"--policy", policy}, "kwhost serve: --cert-file and --key-file are required"},
-		{"positional module", []string{"--cert-file", "a", "--key-file", "b", policy}, "kwhost serve: unexpected argument"},
-		{"both settings", []string{"--policy", policy, "--cert-file", "a", "--key-file", "b", "--settings-json", "{}", "-s", "x"}, "kwhost serve: --settings-json and --settings-path are mutually exclusive"},
-		{"unreadable certificate", []string{"--policy", policy, "--cert-file", "/nonexistent.crt", "--key-file", "/nonexistent.key"}, "kwhost serve: cannot load the serving certificate: open /nonexistent.crt"},
-		{"not a module", []string{"--policy", deployment, "--cert-file", "a", "--key-file", "b"}, "kwhost serve: cannot load policy " + deployment},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got := runKwhost("", append([]string{"serve"}, tc.args...)...)
-			if got.code != 2 || got.stdout != "" || !strings.HasPrefix(got.stderr, tc.stderr) {
-				t.Errorf("got %+v, want exit 2 and stderr starting %q", got, tc.stderr)
-			}
-		})
-	}
+	wantExit2(t, []badInvocation{
+		{"no policy", []string{"serve", "--cert-file", "a", "--key-file", "b"}, "kwhost serve: --policy is required\n\nusage:"},
+		{"no certificate", []string{"serve", "--policy", policy}, "kwhost serve: --cert-file and --key-file are required"},
+		{"positional module", []string{"serve", "--cert-file", "a", "--key-file", "b", policy}, "kwhost serve: unexpected argument"},
+		{"both settings", []string{"serve", "--policy", policy, "--cert-file", "a", "--key-file", "b", "--settings-json", "{}", "-s", "x"}, "kwhost serve: --settings-json and --settings-path are mutually exclusive"},
+		{"unreadable certificate", []string{"serve", "--policy", policy, "--cert-file", "/nonexistent.crt", "--key-file", "/nonexistent.key"}, "kwhost serve: cannot load the serving certificate: open /nonexistent.crt"},
+		{"not a module", []string{"serve", "--policy", deployment, "--cert-file", "a", "--key-file", "b"}, "kwhost serve: cannot load policy " + deployment},
+	})
 }
 
 // servingHost is a running `kwhost serve` on a free port.

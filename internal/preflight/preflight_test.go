@@ -31,6 +31,17 @@ const (
 	invalidMsg = "is not valid"
 )
 
+// policyHost loads the policy module into the project's host for the test.
+func policyHost(t *testing.T) *wapchost.Host {
+	t.Helper()
+	host, err := wapchost.Load(context.Background(), guesttest.Policy(t), wapchost.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = host.Close(context.Background()) })
+	return host
+}
+
 func report(t *testing.T, settings string, controllers preflight.Controllers) map[string]preflight.Finding {
 	t.Helper()
 	data, err := os.ReadFile("testdata/adoption-objects.json")
@@ -42,12 +53,7 @@ func report(t *testing.T, settings string, controllers preflight.Controllers) ma
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	host, err := wapchost.Load(ctx, guesttest.Policy(t), wapchost.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = host.Close(ctx) })
-	findings, err := preflight.Report(ctx, items, preflight.Options{Evaluator: host, Settings: json.RawMessage(settings), Controllers: controllers})
+	findings, err := preflight.Report(ctx, items, preflight.Options{Evaluator: policyHost(t), Settings: json.RawMessage(settings), Controllers: controllers})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,13 +150,7 @@ func TestPreflight_UntrustedControllersWithRejectAreRefused(t *testing.T) {
 }
 
 func TestPreflight_RefusedSettingsStopTheReport(t *testing.T) {
-	ctx := context.Background()
-	host, err := wapchost.Load(ctx, guesttest.Policy(t), wapchost.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer host.Close(ctx)
-	_, err = preflight.Report(ctx, nil, preflight.Options{Evaluator: host, Settings: json.RawMessage(`{"bypassAuth":true}`)})
+	_, err := preflight.Report(context.Background(), nil, preflight.Options{Evaluator: policyHost(t), Settings: json.RawMessage(`{"bypassAuth":true}`)})
 	var settingsErr *kwctl.SettingsError
 	if !errors.As(err, &settingsErr) {
 		t.Fatalf("got %v, want a *kwctl.SettingsError", err)
@@ -180,11 +180,7 @@ func TestItems_ReadsAListOrOneObject(t *testing.T) {
 
 func TestPreflight_ObjectsOfOtherKindsAreSkipped(t *testing.T) {
 	ctx := context.Background()
-	host, err := wapchost.Load(ctx, guesttest.Policy(t), wapchost.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer host.Close(ctx)
+	host := policyHost(t)
 	items, err := preflight.Items([]byte(`{"items":[{"kind":"Service","metadata":{"name":"s","namespace":"a"}},
 		{"kind":"Deployment","metadata":{"name":"broken","namespace":"a"},"spec":{}}]}`))
 	if err != nil {

@@ -84,3 +84,10 @@ func TestReadme_NamesEveryKindOfTheTable(t *testing.T) {
 		}
 	}
 }
+
+// The README is for the people who install the policy: details go to docs/, and it stays short.
+func TestReadme_IsAtMost400Lines(t *testing.T) {
+	if n := strings.Count(string(readRepoFile(t, "README.md")), "\n"); n > 400 {
+		t.Errorf("README.md has %d lines, want at most 400: move details to docs/", n)
+	}
+}

@@ -279,6 +279,21 @@ func checkNamespaceSelector(t *testing.T, sel labelSelector) {
 	}
 }
 
+// validSettings hands v to the policy's validation as JSON, as policy-server hands it the settings, and
+// fails t unless the policy accepts them; what names v in the message.
+func validSettings(t *testing.T, what string, v any) policy.Settings {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatalf("marshal %s: %v", what, err)
+	}
+	s, msg := policy.CheckSettings(data)
+	if msg != "" {
+		t.Fatalf("%s %s are invalid: %s", what, data, msg)
+	}
+	return s
+}
+
 // checkSettings runs the example's settings through the policy's own validation, exactly as
 // validate_settings sees them (policy-server hands the policy the settings as JSON).
 func checkSettings(t *testing.T, settings map[string]any, tc exampleCase) policy.Settings {
@@ -286,14 +301,7 @@ func checkSettings(t *testing.T, settings map[string]any, tc exampleCase) policy
 	if settings == nil {
 		settings = map[string]any{}
 	}
-	data, err := json.Marshal(settings)
-	if err != nil {
-		t.Fatalf("marshal spec.settings: %v", err)
-	}
-	s, msg := policy.CheckSettings(data)
-	if msg != "" {
-		t.Fatalf("spec.settings %s are invalid: %s", data, msg)
-	}
+	s := validSettings(t, "spec.settings", settings)
 	if diff := cmp.Diff(tc.want, summarize(s)); diff != "" {
 		t.Errorf("spec.settings amount to something else than the example is for (-want +got):\n%s", diff)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/wapchost/guesttest"
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy"
 )
 
@@ -55,9 +56,9 @@ const (
 	annAHKeywords  = "io.artifacthub.keywords"
 )
 
-// repoPath names a file by its path from the repository root; `go test` runs in this package's directory.
+// repoPath is the absolute path of a file named by its path from the repository root.
 func repoPath(name string) string {
-	return filepath.Join("..", "..", filepath.FromSlash(name))
+	return filepath.Join(guesttest.RepoRoot(), filepath.FromSlash(name))
 }
 
 // readRepoFile returns a file of the repository, failing the test when it is missing.

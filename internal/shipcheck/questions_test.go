@@ -1,7 +1,6 @@
 package shipcheck
 
 import (
-	"encoding/json"
 	"sort"
 	"testing"
 
@@ -169,14 +168,7 @@ func TestQuestionsUI_DefaultsBehaveLikeNoSettings(t *testing.T) {
 	for _, q := range loadQuestions(t) {
 		formDefaults[q.Variable] = q.Default
 	}
-	data, err := json.Marshal(formDefaults)
-	if err != nil {
-		t.Fatalf("marshal the form's defaults: %v", err)
-	}
-	fromForm, msg := policy.CheckSettings(data)
-	if msg != "" {
-		t.Fatalf("the form's defaults %s are not valid settings: %s", data, msg)
-	}
+	fromForm := validSettings(t, "the form's defaults", formDefaults)
 	defaults := defaultSettings(t)
 	if got, want := fromForm.SystemUsers.Len(), defaults.SystemUsers.Len(); got != want {
 		t.Errorf("systemUsers default has %d patterns, the policy's has %d", got, want)

@@ -13,11 +13,7 @@ import (
 // runScript runs a hack/ script with dir as its working directory and returns its combined output.
 func runScript(t *testing.T, dir string, env []string, script string, args ...string) (string, error) {
 	t.Helper()
-	abs, err := filepath.Abs(repoPath(script))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("bash", append([]string{abs}, args...)...)
+	cmd := exec.Command("bash", append([]string{repoPath(script)}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.CombinedOutput()
@@ -146,7 +142,7 @@ func TestRelease_NotesAreTheChangelogSection(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.version, func(t *testing.T) {
-			cmd := exec.Command("bash", mustAbs(t, repoPath("hack/changelog-section.sh")), tc.version)
+			cmd := exec.Command("bash", repoPath("hack/changelog-section.sh"), tc.version)
 			cmd.Dir = dir
 			out, err := cmd.Output()
 			if tc.want == "" {
@@ -167,15 +163,6 @@ func TestRelease_NotesAreTheChangelogSection(t *testing.T) {
 	if out, err := runScript(t, repoPath("."), nil, "hack/changelog-section.sh", "v"+version); err != nil || strings.TrimSpace(out) == "" {
 		t.Errorf("changelog-section.sh v%s on CHANGELOG.md: %v\n%s", version, err, out)
 	}
-}
-
-func mustAbs(t *testing.T, path string) string {
-	t.Helper()
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return abs
 }
 
 // hack/push-artifacthub.sh publishes the generated package with the tag's artifacthub-repo.yml and README

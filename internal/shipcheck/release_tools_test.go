@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -87,21 +88,7 @@ func TestRelease_PublishingIsGatedOnTheAnnotatedModule(t *testing.T) {
 		`kwctl run --request-path testdata/requests/pod-create-alice.json "registry://$REF" > "$RUNNER_TEMP/run.json"`,
 		`gh release edit "$GITHUB_REF_NAME" --draft=false`,
 	}
-	last := -1
-	for _, want := range order {
-		i := -1
-		for j, l := range lines {
-			if j > last && (l == want || strings.HasPrefix(l, want)) {
-				i = j
-				break
-			}
-		}
-		if i < 0 {
-			t.Errorf("release.yml job release runs no %q after %q", want, order[max(0, indexOf(order, want)-1)])
-			continue
-		}
-		last = i
-	}
+	wantInOrder(t, "release.yml job release", lines, order)
 	var refFromPush bool
 	for _, step := range job.Steps {
 		if step.Env["REF"] == "${{ steps.push.outputs.ref }}" {
@@ -117,13 +104,61 @@ func TestRelease_PublishingIsGatedOnTheAnnotatedModule(t *testing.T) {
 	}
 }
 
-func indexOf(list []string, s string) int {
-	for i, v := range list {
-		if v == s {
-			return i
+// wantInOrder fails t unless lines hold each of want (the line, or a line it starts), in that order.
+func wantInOrder(t *testing.T, where string, lines, want []string) {
+	t.Helper()
+	last := -1
+	for k, w := range want {
+		i := slices.IndexFunc(lines[last+1:], func(l string) bool { return strings.HasPrefix(l, w) })
+		if i < 0 {
+			t.Errorf("%s runs no %q after %q", where, w, want[max(0, k-1)])
+			continue
+		}
+		last += 1 + i
+	}
+}
+
+// The pre-flight command (README "Pre-flight check") is released as the module is: built by the script the
+// rehearsal runs too, checked before anything is published, its SHA256SUMS signed keylessly, and attached
+// with the module to the release that is then published.
+func TestRelease_PreflightIsBuiltCheckedSignedAndAttached(t *testing.T) {
+	job := loadWorkflow(t, "release.yml").Jobs["release"]
+	lines := stepScripts(job)
+	wantInOrder(t, "release.yml job release", lines, []string{
+		"make e2e-tests POLICY=annotated-policy.wasm",
+		`hack/build-preflight.sh "$VERSION" dist policy.wasm`,
+		`hack/check-preflight.sh "$VERSION" dist internal/preflight/testdata/adoption-objects.json`,
+		`cosign sign-blob --yes --new-bundle-format=true --use-signing-config=true \`,
+		`--bundle dist/SHA256SUMS.bundle.sigstore dist/SHA256SUMS`,
+		`ref=$(kwctl push -o json annotated-policy.wasm`,
+		`gh release upload "$GITHUB_REF_NAME" policy.wasm`,
+		`gh release edit "$GITHUB_REF_NAME" --draft=false`,
+	})
+	upload := strings.Join(lines[slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "gh release upload") }):], " ")
+	for _, asset := range []string{"dist/yunikorn-user-info-preflight-linux-amd64", "dist/yunikorn-user-info-preflight-linux-arm64",
+		"dist/SHA256SUMS", "dist/SHA256SUMS.bundle.sigstore"} {
+		if !strings.Contains(upload, asset+" ") && !strings.HasSuffix(strings.TrimSpace(upload), asset) {
+			t.Errorf("release.yml does not attach %s to the release", asset)
 		}
 	}
-	return -1
+	for _, step := range job.Steps {
+		if strings.Contains(step.Run, "hack/build-preflight.sh") && step.Env["VERSION"] != "${{ steps.version.outputs.version }}" {
+			t.Errorf("step %q stamps VERSION=%q, want the tag's version (steps.version.outputs.version)", step.Name, step.Env["VERSION"])
+		}
+	}
+	// The rehearsal builds and checks with the same scripts, so that they run before a tag does.
+	rehearsal := string(readRepoFile(t, "test/release/rehearsal.sh"))
+	for _, script := range []string{"hack/build-preflight.sh", "hack/check-preflight.sh"} {
+		if !strings.Contains(rehearsal, script+` "$version" "$RUN/dist"`) {
+			t.Errorf("test/release/rehearsal.sh does not run %s on the version it rehearses", script)
+		}
+	}
+	build := string(readRepoFile(t, "hack/build-preflight.sh"))
+	for _, want := range []string{"CGO_ENABLED=0", "-trimpath", "-X main.version=$version", "for arch in amd64 arm64", "SHA256SUMS"} {
+		if !strings.Contains(build, want) {
+			t.Errorf("hack/build-preflight.sh does not build with %s", want)
+		}
+	}
 }
 
 // The SBOM lists what ships: the Go modules compiled into the module (hack/sbom-source.sh), not bench/'s

@@ -2,7 +2,7 @@
 # adoption.bats: the policy switched on in a namespace that already runs workloads (make e2e-load).
 # alice's objects are created while the webhook does not cover the namespace (it is not labelled yet):
 # no annotation, YuniKorn-style values the strict validator refuses, a value naming another user. Then
-# `kwhost preflight` predicts each object's next rollout, the namespace is labelled (the policy is on),
+# yunikorn-user-info-preflight predicts each object's next rollout, the namespace is labelled (the policy is on),
 # the rollouts happen, and each prediction is checked against what the cluster did.
 bats_require_minimum_version 1.5.0
 
@@ -14,82 +14,46 @@ setup() {
 YK_NULL='{"user":"alice","groups":null}'
 YK_QUEUE='{"user":"alice","groups":["devops"],"queue":"root.a"}'
 
-# workload KIND NAME VALUE [EXTRA-SPEC]: alice's KIND with one pod, VALUE ("" for none) in the template
+# workload KIND NAME VALUE: alice's KIND with one pod, VALUE ("" for none) in the template
 workload() {
-  local kind=$1 name=$2 value=$3 annotations=""
+  local kind=$1 name=$2 value=$3 annotations="" restart="" api=apps/v1 spec
   if [ -n "$value" ]; then annotations="annotations: {$ANNOTATION: '$value'}"; fi
-  local template="template:
+  if [ "$kind" = Job ]; then restart="restartPolicy: Never, "; fi
+  local selector="selector: {matchLabels: {app: $name}}" template="template:
     metadata:
       labels: {app: $name}
       $annotations
-    spec: {containers: [{name: c, image: $IMAGE}]}"
+    spec: {${restart}containers: [{name: c, image: $IMAGE}]}"
   case $kind in
-    Deployment) kc alice -n "$NS" apply -f - > /dev/null <<Y ;;
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: $name}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: $name}}
-  $template
-Y
-    StatefulSet) kc alice -n "$NS" apply -f - > /dev/null <<Y ;;
-apiVersion: apps/v1
-kind: StatefulSet
-metadata: {name: $name}
-spec:
-  replicas: 1
+    Deployment) spec="replicas: 1
+  $selector" ;;
+    StatefulSet) spec="replicas: 1
   serviceName: $name
   podManagementPolicy: Parallel
-  selector: {matchLabels: {app: $name}}
-  $template
-Y
-    ReplicationController) kc alice -n "$NS" apply -f - > /dev/null <<Y ;;
-apiVersion: v1
-kind: ReplicationController
-metadata: {name: $name}
-spec:
-  replicas: 1
-  selector: {app: $name}
-  $template
-Y
-    DaemonSet) kc alice -n "$NS" apply -f - > /dev/null <<Y ;;
-apiVersion: apps/v1
-kind: DaemonSet
-metadata: {name: $name}
-spec:
-  selector: {matchLabels: {app: $name}}
-  $template
-Y
-    CronJob) kc alice -n "$NS" apply -f - > /dev/null <<Y ;;
-apiVersion: batch/v1
-kind: CronJob
-metadata: {name: $name}
-spec:
-  schedule: "0 0 1 1 *"
+  $selector" ;;
+    ReplicationController) api=v1 spec="replicas: 1
+  selector: {app: $name}" ;;
+    DaemonSet) spec=$selector ;;
+    Job) api=batch/v1 spec="parallelism: 1
+  completions: 2" ;;
+    CronJob) api=batch/v1 spec='schedule: "0 0 1 1 *"
   suspend: true
   jobTemplate:
-    spec:
-      template:
+    spec:' template="    template:
         metadata:
           labels: {app: $name}
           $annotations
-        spec: {restartPolicy: Never, containers: [{name: c, image: $IMAGE}]}
-Y
-    Job) kc alice -n "$NS" apply -f - > /dev/null <<Y ;;
-apiVersion: batch/v1
-kind: Job
+        spec: {restartPolicy: Never, containers: [{name: c, image: $IMAGE}]}" ;;
+    *) echo "workload: no kind $kind" >&2; return 2 ;;
+  esac
+  kc alice -n "$NS" apply -f - > /dev/null <<Y
+apiVersion: $api
+kind: $kind
 metadata: {name: $name}
 spec:
-  parallelism: 1
-  completions: 2
-  template:
-    metadata:
-      labels: {app: $name}
-      $annotations
-    spec: {restartPolicy: Never, containers: [{name: c, image: $IMAGE}]}
+  $spec
+  $template
 Y
-  esac
 }
 
 app_pods() { kc admin -n "$NS" get pods -l "app=$1" -o json | jq -r '.items[].metadata.name' | sort; }
@@ -117,7 +81,7 @@ refusal_seen() {
   } | grep -q "is not valid"
 }
 
-@test "adoption: kwhost preflight predicts what the policy does to workloads that predate it, and the cluster does exactly that" {
+@test "adoption: yunikorn-user-info-preflight predicts what the policy does to workloads that predate it, and the cluster does exactly that" {
   new_namespace "$NS" unlabelled
   workload Deployment plain ""
   workload Deployment yk-null "$YK_NULL"
@@ -134,8 +98,8 @@ refusal_seen() {
     "[ \$(kubectl --kubeconfig='$RUN/admin.kubeconfig' -n '$NS' get pods --no-headers | wc -l) -ge 7 ]"
 
   kc admin -n "$NS" get pods,deployments,replicasets,statefulsets,daemonsets,jobs,cronjobs,replicationcontrollers -o json > "$RUN/adoption-objects.json"
-  "$KWHOST" preflight --policy "$POLICY" --settings-json "$(cat "$RUN/kwhost.settings")" < "$RUN/adoption-objects.json" | tee "$RUN/preflight.txt"
-  "$KWHOST" preflight --policy "$POLICY" --settings-json "$(cat "$RUN/kwhost.settings")" -o json < "$RUN/adoption-objects.json" > "$RUN/preflight.json"
+  "$PREFLIGHT" --policy "$POLICY" --settings-json "$(cat "$RUN/kwhost.settings")" < "$RUN/adoption-objects.json" | tee "$RUN/preflight.txt"
+  "$PREFLIGHT" --policy "$POLICY" --settings-json "$(cat "$RUN/kwhost.settings")" -o json < "$RUN/adoption-objects.json" > "$RUN/preflight.json"
   outcome() { jq -r --arg k "$1" --arg n "$2" '.[] | select(.kind == $k and .name == $n) | .outcome' "$RUN/preflight.json"; }
   carry() { jq -r --arg k "$1" --arg n "$2" '.[] | select(.kind == $k and .name == $n) | .podsWillCarry' "$RUN/preflight.json"; }
   # What the report must say, before the cluster is asked.

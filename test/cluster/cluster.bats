@@ -305,14 +305,7 @@ deployment_rollout() {
   echo "alice: kubectl set image deployment/web -> exit $status; stderr: ${stderr:-<none>}"
   [ "$status" -eq 0 ]
   wait_until 60 "a second ReplicaSet" bash -c "[ \$(kubectl --kubeconfig='$RUN/admin.kubeconfig' -n '$ns' get rs --no-headers | wc -l) -ge 2 ]"
-  wait_until 60 "the deployment controller to catch up" bash -c \
-    "kubectl --kubeconfig='$RUN/admin.kubeconfig' -n '$ns' get deployment web -o json | jq -e '.status.observedGeneration == .metadata.generation'"
-  # A controller loop (YUNIKORN-1627) would show as more ReplicaSets appearing over the next seconds.
-  sleep 8
-  echo "ReplicaSets 8 s after the rollout (name, template annotation):"
-  kc admin -n "$ns" get rs -o json | jq -r --arg k "$ANNOTATION" '.items[] | "  \(.metadata.name)\t\(.spec.template.metadata.annotations[$k])"'
-  [ "$(kc admin -n "$ns" get rs --no-headers | wc -l)" -eq 2 ]
-  [ -z "$(kc admin -n "$ns" get rs -o json | jq -r --arg k "$ANNOTATION" --arg v "$ALICE_VALUE" '.items[] | select(.spec.template.metadata.annotations[$k] != $v) | .metadata.name')" ]
+  no_replicaset_loop "$ns" 8
   wait_until 60 "a pod of the new ReplicaSet" bash -c \
     "kubectl --kubeconfig='$RUN/admin.kubeconfig' -n '$ns' get pods -o json | jq -e '[.items[] | select(.spec.containers[0].image == \"registry.invalid/pause:2\")] | length >= 1'"
   [ -z "$(pods "$ns" | awk -F'\t' -v want="$ALICE_VALUE" '$3 != want')" ]

@@ -20,8 +20,8 @@ kube-binaries: ## build kube-apiserver + kube-controller-manager into .tools/k8s
 	@test/cluster/build-k8s.sh $(KUBE_BIN)
 
 .PHONY: e2e-cluster
-e2e-cluster: policy.wasm $(KWHOST) $(WEBHOOKCONFIG) ## the policy against a real API server and controllers (test/cluster)
-	@KUBE_VERSION=$(KUBE_VERSION) KUBE_BIN=$(KUBE_BIN) RUN=$(CLUSTER_RUN) KWHOST=$(KWHOST) \
+e2e-cluster: policy.wasm $(KWHOST) $(PREFLIGHT) $(WEBHOOKCONFIG) ## the policy against a real API server and controllers (test/cluster)
+	@KUBE_VERSION=$(KUBE_VERSION) KUBE_BIN=$(KUBE_BIN) RUN=$(CLUSTER_RUN) KWHOST=$(KWHOST) PREFLIGHT=$(PREFLIGHT) \
 	  POLICY=$(CURDIR)/policy.wasm WEBHOOKCONFIG=$(WEBHOOKCONFIG) METADATA=$(CLUSTER_METADATA) \
 	  MATCH_CONDITIONS=$(CLUSTER_MATCH_CONDITIONS) \
 	  test/cluster/run.sh
@@ -46,8 +46,8 @@ E2E_LOAD_KCM_ARGS ?= --kube-api-qps=200 --kube-api-burst=400
 E2E_LOAD_SUITE ?= load.bats faults.bats adoption.bats
 
 .PHONY: e2e-load
-e2e-load: policy.wasm $(KWHOST) $(WEBHOOKCONFIG) $(LOADGEN) ## load, faults and adoption on a real control plane (figures: build/cluster-load/load-results.txt)
-	@KUBE_VERSION=$(KUBE_VERSION) KUBE_BIN=$(KUBE_BIN) RUN=$(BUILD)/cluster-load KWHOST=$(KWHOST) \
+e2e-load: policy.wasm $(KWHOST) $(PREFLIGHT) $(WEBHOOKCONFIG) $(LOADGEN) ## load, faults and adoption on a real control plane (figures: build/cluster-load/load-results.txt)
+	@KUBE_VERSION=$(KUBE_VERSION) KUBE_BIN=$(KUBE_BIN) RUN=$(BUILD)/cluster-load KWHOST=$(KWHOST) PREFLIGHT=$(PREFLIGHT) \
 	  POLICY=$(CURDIR)/policy.wasm WEBHOOKCONFIG=$(WEBHOOKCONFIG) METADATA=$(CLUSTER_METADATA) \
 	  LOADGEN=$(LOADGEN) KCM_EXTRA_ARGS="$(E2E_LOAD_KCM_ARGS)" SUITE="$(E2E_LOAD_SUITE)" \
 	  test/cluster/run.sh
@@ -68,8 +68,8 @@ operators-table: ## put the table of the last e2e-operators run into docs/operat
 	@test/cluster/operators-table.sh update $(OPERATORS_RUN)/operators.tsv docs/operators.md
 
 .PHONY: e2e-operators
-e2e-operators: policy.wasm $(KWHOST) $(WEBHOOKCONFIG) ## real operators (KubeRay, Argo, Kubeflow training) create pods from custom resources, the policy in the loop; prints a table
-	@KUBE_VERSION=$(KUBE_VERSION) KUBE_BIN=$(KUBE_BIN) RUN=$(OPERATORS_RUN) KWHOST=$(KWHOST) \
+e2e-operators: policy.wasm $(KWHOST) $(PREFLIGHT) $(WEBHOOKCONFIG) ## real operators (KubeRay, Argo, Kubeflow training) create pods from custom resources, the policy in the loop; prints a table
+	@KUBE_VERSION=$(KUBE_VERSION) KUBE_BIN=$(KUBE_BIN) RUN=$(OPERATORS_RUN) KWHOST=$(KWHOST) PREFLIGHT=$(PREFLIGHT) \
 	  POLICY=$(CURDIR)/policy.wasm WEBHOOKCONFIG=$(WEBHOOKCONFIG) METADATA=$(CLUSTER_METADATA) \
 	  MATCH_CONDITIONS=$(CLUSTER_MATCH_CONDITIONS) OPERATORS_DIR=$(OPERATORS_DIR) OPERATOR_KEYS="$(OPERATOR_KEYS)" \
 	  test/cluster/run-operators.sh
@@ -84,8 +84,8 @@ yunikorn-binaries: ## build YuniKorn's scheduler and admission controller for ea
 	@for v in $(YUNIKORN_VERSIONS); do test/cluster/build-yunikorn.sh $$v $(TOOLS)/yunikorn/v$$v; done
 
 .PHONY: e2e-yunikorn
-e2e-yunikorn: policy.wasm $(KWHOST) $(WEBHOOKCONFIG) ## YuniKorn's scheduler (v1.4.0, v1.8.0) with the policy in the loop: the scenarios of issue 30 and a table (test/cluster/yunikorn.sh)
-	@KUBE_VERSION=$(KUBE_VERSION) KUBE_BIN=$(KUBE_BIN) RUN=$(BUILD)/cluster-yunikorn KWHOST=$(KWHOST) \
+e2e-yunikorn: policy.wasm $(KWHOST) $(PREFLIGHT) $(WEBHOOKCONFIG) ## YuniKorn's scheduler (v1.4.0, v1.8.0) with the policy in the loop: the scenarios of issue 30 and a table (test/cluster/yunikorn.sh)
+	@KUBE_VERSION=$(KUBE_VERSION) KUBE_BIN=$(KUBE_BIN) RUN=$(BUILD)/cluster-yunikorn KWHOST=$(KWHOST) PREFLIGHT=$(PREFLIGHT) \
 	  POLICY=$(CURDIR)/policy.wasm WEBHOOKCONFIG=$(WEBHOOKCONFIG) METADATA=$(CLUSTER_METADATA) \
 	  MATCH_CONDITIONS=$(CLUSTER_MATCH_CONDITIONS) YUNIKORN_VERSIONS="$(YUNIKORN_VERSIONS)" \
 	  test/cluster/yunikorn.sh
@@ -97,8 +97,8 @@ e2e-yunikorn: policy.wasm $(KWHOST) $(WEBHOOKCONFIG) ## YuniKorn's scheduler (v1
 BENCH_ROUNDS ?= 4
 BENCH_PODS ?= 300
 .PHONY: bench-yunikorn
-bench-yunikorn: policy.wasm build/floor.wasm $(KWHOST) $(WEBHOOKCONFIG) $(LOADGEN) ## head-to-head admission latency and CPU: the policy's webhook vs YuniKorn's admission controller (v1.4.0, v1.8.0; BENCH_ROUNDS x BENCH_PODS pods each)
-	@KUBE_VERSION=$(KUBE_VERSION) KUBE_BIN=$(KUBE_BIN) RUN=$(BUILD)/bench-yunikorn KWHOST=$(KWHOST) \
+bench-yunikorn: policy.wasm build/floor.wasm $(KWHOST) $(PREFLIGHT) $(WEBHOOKCONFIG) $(LOADGEN) ## head-to-head admission latency and CPU: the policy's webhook vs YuniKorn's admission controller (v1.4.0, v1.8.0; BENCH_ROUNDS x BENCH_PODS pods each)
+	@KUBE_VERSION=$(KUBE_VERSION) KUBE_BIN=$(KUBE_BIN) RUN=$(BUILD)/bench-yunikorn KWHOST=$(KWHOST) PREFLIGHT=$(PREFLIGHT) \
 	  POLICY=$(CURDIR)/policy.wasm WEBHOOKCONFIG=$(WEBHOOKCONFIG) METADATA=$(CLUSTER_METADATA) \
 	  MATCH_CONDITIONS=$(CLUSTER_MATCH_CONDITIONS) YUNIKORN_VERSIONS="$(YUNIKORN_VERSIONS)" LOADGEN=$(LOADGEN) FLOOR=$(CURDIR)/build/floor.wasm \
 	  YUNIKORN_SUITE=yunikorn-bench.bats YUNIKORN_SERIAL=1 BENCH_ROUNDS=$(BENCH_ROUNDS) BENCH_PODS=$(BENCH_PODS) \

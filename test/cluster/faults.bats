@@ -21,58 +21,15 @@ teardown() {
   fi
 }
 
-pod_total() { kc admin -n "$1" get pods --no-headers 2> /dev/null | wc -l; }
-pods_reach() { [ "$(pod_total "$1")" -ge "$2" ]; }
-
-# deployment USER NS NAME REPLICAS [STRATEGY]: USER's Deployment, its template labelled with its owner
-deployment() {
-  kc "$1" -n "$2" apply -f - > /dev/null <<Y
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: $3}
-spec:
-  replicas: $4
-  strategy: {type: ${5:-RollingUpdate}}
-  selector: {matchLabels: {app: $3}}
-  template:
-    metadata: {labels: {app: $3, e2e-owner: $1}}
-    spec: {containers: [{name: c, image: $IMAGE}]}
-Y
-}
-
-# job USER NS NAME PODS
-job() {
-  kc "$1" -n "$2" apply -f - > /dev/null <<Y
-apiVersion: batch/v1
-kind: Job
-metadata: {name: $3}
-spec:
-  parallelism: $4
-  completions: $4
-  template:
-    metadata: {labels: {app: $3, e2e-owner: $1}}
-    spec: {restartPolicy: Never, containers: [{name: c, image: $IMAGE}]}
-Y
-}
-
-# statefulset USER NS NAME REPLICAS
-statefulset() {
-  kc "$1" -n "$2" apply -f - > /dev/null <<Y
-apiVersion: apps/v1
-kind: StatefulSet
-metadata: {name: $3}
-spec:
-  replicas: $4
-  serviceName: $3
-  podManagementPolicy: Parallel
-  selector: {matchLabels: {app: $3}}
-  template:
-    metadata: {labels: {app: $3, e2e-owner: $1}}
-    spec: {containers: [{name: c, image: $IMAGE}]}
-Y
-}
-
 rs_count() { kc admin -n "$1" get rs -l "app=$2" --no-headers 2> /dev/null | wc -l; }
+
+# one_rollout NS PODS SECONDS: within SECONDS, NS holds exactly PODS pods, all of one ReplicaSet of web
+one_rollout() {
+  wait_until "$3" "all $2 pods" pods_reach "$1" "$2"
+  echo "pods: $(pod_total "$1"), ReplicaSets: $(rs_count "$1" web)"
+  [ "$(pod_total "$1")" -eq "$2" ]
+  [ "$(rs_count "$1" web)" -eq 1 ]
+}
 
 # kill_webhook: SIGKILL, as an OOM kill or a node failure would stop it (no graceful shutdown)
 kill_webhook() {
@@ -153,10 +110,7 @@ bare_pod_refused() {
   stop slowproxy
   wait_webhook "$ns"
   echo "webhook direct again (timeoutSeconds 10)"
-  wait_until 120 "the Deployment's 20 pods" pods_reach "$ns" 20
-  echo "pods: $(pod_total "$ns"), ReplicaSets: $(rs_count "$ns" web)"
-  [ "$(pod_total "$ns")" -eq 20 ]
-  [ "$(rs_count "$ns" web)" -eq 1 ]
+  one_rollout "$ns" 20 120
   audit_pods
 }
 
@@ -176,14 +130,7 @@ bare_pod_refused() {
       ([.items[] | select(.spec.containers[0].image == \"registry.invalid/pause:2\")] | length) == 100 and
       ([.items[] | select(.metadata.labels.app == \"db\")] | length) == 40 and
       ([.items[] | select(.metadata.labels.app == \"batch\")] | length) == 60'"
-  wait_until 60 "the deployment controller to catch up" bash -c \
-    "kubectl --kubeconfig='$RUN/admin.kubeconfig' -n '$ns' get deployment web -o json | jq -e '.status.observedGeneration == .metadata.generation'"
-  # A controller loop (YUNIKORN-1627) would show as more ReplicaSets appearing over the next seconds.
-  sleep 10
-  echo "ReplicaSets 10 s later (name, replicas, template annotation):"
-  kc admin -n "$ns" get rs -o json | jq -r --arg k "$ANNOTATION" '.items[] | "  \(.metadata.name)\t\(.spec.replicas)\t\(.spec.template.metadata.annotations[$k])"'
-  [ "$(rs_count "$ns" web)" -eq 2 ]
-  [ -z "$(kc admin -n "$ns" get rs -o json | jq -r --arg k "$ANNOTATION" --arg v "$ALICE_VALUE" '.items[] | select(.spec.template.metadata.annotations[$k] != $v) | .metadata.name')" ]
+  no_replicaset_loop "$ns" 10
   [ "$(pod_total "$ns")" -eq 200 ]
   audit_pods
 }
@@ -204,10 +151,7 @@ bare_pod_refused() {
   start_apiserver
   echo "kube-apiserver ready again"
   wait_webhook "$ns"
-  wait_until 180 "all 400 pods" pods_reach "$ns" 400
-  echo "pods: $(pod_total "$ns"); ReplicaSets: $(rs_count "$ns" web)"
-  [ "$(pod_total "$ns")" -eq 400 ]
-  [ "$(rs_count "$ns" web)" -eq 1 ]
+  one_rollout "$ns" 400 180
   audit_pods
   start_kcm "$(kcm_mode)" # back to the run's KCM_EXTRA_ARGS
 }

@@ -54,14 +54,74 @@ ours() {
   [ "$exe" = "$(cat "$RUN/pids/$2.exe" 2>/dev/null)" ] || [ "$exe" = "$(readlink -f "$(command -v setsid)")" ]
 }
 
-# stop NAME: TERM, up to 10 s, then KILL; only the recorded PID, and only while it runs what we started.
+pod_total() { kc admin -n "$1" get pods --no-headers 2> /dev/null | wc -l; }
+pods_reach() { [ "$(pod_total "$1")" -ge "$2" ]; }
+
+# caught_up NS DEPLOYMENT: the deployment controller has acted on the Deployment's last change
+caught_up() { kc admin -n "$1" get deployment "$2" -o json | jq -e '.status.observedGeneration == .metadata.generation' > /dev/null; }
+
+# replicasets_not_carrying NS VALUE: the names of NS's ReplicaSets whose template annotation is not VALUE
+replicasets_not_carrying() {
+  kc admin -n "$1" get rs -o json | jq -r --arg k "$ANNOTATION" --arg v "$2" '.items[] | select(.spec.template.metadata.annotations[$k] != $v) | .metadata.name'
+}
+
+# no_replicaset_loop NS SECONDS: once the deployment controller has caught up with web, SECONDS later NS still
+# holds exactly two ReplicaSets, both carrying alice's stamp: a controller loop (YUNIKORN-1627) would show as
+# more ReplicaSets appearing.
+no_replicaset_loop() {
+  wait_until 60 "the deployment controller to catch up" caught_up "$1" web
+  sleep "$2"
+  echo "ReplicaSets $2 s later (name, replicas, template annotation):"
+  kc admin -n "$1" get rs -o json |
+    jq -r --arg k "$ANNOTATION" '.items[] | "  \(.metadata.name)\t\(.spec.replicas)\t\(.spec.template.metadata.annotations[$k])"'
+  [ "$(kc admin -n "$1" get rs --no-headers | wc -l)" -eq 2 ]
+  [ -z "$(replicasets_not_carrying "$1" "$ALICE_VALUE")" ]
+}
+
+# owned USER NS APIVERSION KIND NAME SPEC [POD-SPEC]: USER applies the KIND NAME whose spec is SPEC (lines
+# indented by two) and a pod template labelled app=NAME and e2e-owner=USER (POD-SPEC: fields before its
+# containers, such as "restartPolicy: Never, ")
+owned() {
+  kc "$1" -n "$2" apply -f - > /dev/null <<Y
+apiVersion: $3
+kind: $4
+metadata: {name: $5}
+spec:
+$6
+  template:
+    metadata: {labels: {app: $5, e2e-owner: $1}}
+    spec: {${7:-}containers: [{name: c, image: $IMAGE}]}
+Y
+}
+
+# deployment USER NS NAME REPLICAS [STRATEGY]: USER's Deployment
+deployment() {
+  owned "$1" "$2" apps/v1 Deployment "$3" "  replicas: $4
+  strategy: {type: ${5:-RollingUpdate}}
+  selector: {matchLabels: {app: $3}}"
+}
+
+# job USER NS NAME PODS: USER's Job of PODS pods at once
+job() { owned "$1" "$2" batch/v1 Job "$3" "  parallelism: $4
+  completions: $4" "restartPolicy: Never, "; }
+
+# statefulset USER NS NAME REPLICAS: USER's StatefulSet, its pods created in parallel
+statefulset() {
+  owned "$1" "$2" apps/v1 StatefulSet "$3" "  replicas: $4
+  serviceName: $3
+  podManagementPolicy: Parallel
+  selector: {matchLabels: {app: $3}}"
+}
+
+# stop NAME [TENTHS]: TERM, up to TENTHS tenths of a second (default 100: 10 s), then KILL; only the
+# recorded PID, and only while it runs what we started.
 stop() {
   local f=$RUN/pids/$1.pid pid
   [ -f "$f" ] || return 0
   pid=$(cat "$f")
   if kill -0 "$pid" 2>/dev/null && ours "$pid" "$1"; then
     kill "$pid" 2>/dev/null || true
-    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    for _ in $(seq 1 "${2:-100}"); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     if kill -0 "$pid" 2>/dev/null; then kill -9 "$pid" 2>/dev/null || true; fi
   fi
   rm -f "$f" "$RUN/pids/$1.exe"
@@ -79,8 +139,10 @@ die_with_log() {
   return 1
 }
 
-write_kubeconfig() { # user
-  cat > "$RUN/$1.kubeconfig" <<KC
+# kubeconfig FILE USER CREDENTIALS [NAMESPACE]: a kubeconfig for the test API server as USER, whose user entry
+# holds CREDENTIALS (YAML lines indented by four)
+kubeconfig() {
+  cat > "$1" <<KC
 apiVersion: v1
 kind: Config
 clusters:
@@ -89,15 +151,19 @@ clusters:
     server: https://127.0.0.1:$API_PORT
     certificate-authority: $PKI/ca.crt
 users:
-- name: $1
+- name: $2
   user:
-    client-certificate: $PKI/$1.crt
-    client-key: $PKI/$1.key
+$3
 contexts:
 - name: e2e
-  context: {cluster: e2e, user: $1}
+  context: {cluster: e2e, user: $2${4:+, namespace: $4}}
 current-context: e2e
 KC
+}
+
+write_kubeconfig() { # user
+  kubeconfig "$RUN/$1.kubeconfig" "$1" "    client-certificate: $PKI/$1.crt
+    client-key: $PKI/$1.key"
 }
 
 # kc USER ARGS...: kubectl as USER (admin, alice, bob, airflow, binder)
@@ -219,14 +285,32 @@ register_webhook() {
   echo "${*:-default}" > "$RUN/webhook.variant"
 }
 
-# e2e RBAC: the users may do anything with the kinds the policy sees, in any namespace; nothing else.
-setup_rbac() {
-  kc admin apply -f - > /dev/null <<'Y'
+# The test users' groups (alice: devops, bob: qa, airflow: workflow-engines), as RBAC subjects.
+TEST_USER_GROUPS='- {apiGroup: rbac.authorization.k8s.io, kind: Group, name: devops}
+- {apiGroup: rbac.authorization.k8s.io, kind: Group, name: qa}
+- {apiGroup: rbac.authorization.k8s.io, kind: Group, name: workflow-engines}'
+
+# cluster_role NAME RULES SUBJECTS: the ClusterRole NAME with RULES, bound to SUBJECTS (YAML list items)
+cluster_role() {
+  kc admin apply -f - > /dev/null <<Y
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
-metadata: {name: e2e-workloads}
+metadata: {name: $1}
 rules:
-- apiGroups: [""]
+$2
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: $1}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: $1}
+subjects:
+$3
+Y
+}
+
+# e2e RBAC: the users may do anything with the kinds the policy sees, in any namespace; nothing else.
+setup_rbac() {
+  cluster_role e2e-workloads '- apiGroups: [""]
   resources: [pods, replicationcontrollers]
   verbs: ["*"]
 - apiGroups: [apps]
@@ -235,7 +319,7 @@ rules:
 - apiGroups: [batch]
   resources: [jobs, cronjobs]
   verbs: ["*"]
-# the operators' custom resources of the custom-resource scenario (test/cluster/crds.yaml)
+# the operators'"'"' custom resources of the custom-resource scenario (test/cluster/crds.yaml)
 - apiGroups: [sparkoperator.k8s.io]
   resources: [sparkapplications, scheduledsparkapplications]
   verbs: ["*"]
@@ -244,50 +328,16 @@ rules:
   verbs: ["*"]
 - apiGroups: [""]
   resources: [events]
-  verbs: [get, list, watch]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: e2e-workloads}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: e2e-workloads}
-subjects:
-- {apiGroup: rbac.authorization.k8s.io, kind: Group, name: devops}
-- {apiGroup: rbac.authorization.k8s.io, kind: Group, name: qa}
-- {apiGroup: rbac.authorization.k8s.io, kind: Group, name: workflow-engines}
----
-# The Ray operator's account (impersonated by the custom-resource scenario; no operator runs here) creates
-# the RayCluster of a RayJob.
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: e2e-kuberay-operator}
-rules:
-- apiGroups: [ray.io]
+  verbs: [get, list, watch]' "$TEST_USER_GROUPS"
+  # The Ray operator's account (impersonated by the custom-resource scenario; no operator runs here) creates
+  # the RayCluster of a RayJob.
+  cluster_role e2e-kuberay-operator '- apiGroups: [ray.io]
   resources: [rayclusters]
-  verbs: ["*"]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: e2e-kuberay-operator}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: e2e-kuberay-operator}
-subjects:
-- {kind: ServiceAccount, name: kuberay-operator, namespace: kube-system}
----
-# binder may do one thing: create pods/binding, as a scheduler (or a tenant's own scheduler) may.
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: e2e-binder}
-rules:
-- apiGroups: [""]
+  verbs: ["*"]' '- {kind: ServiceAccount, name: kuberay-operator, namespace: kube-system}'
+  # binder may do one thing: create pods/binding, as a scheduler (or a tenant's own scheduler) may.
+  cluster_role e2e-binder '- apiGroups: [""]
   resources: [pods/binding]
-  verbs: [create]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: e2e-binder}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: e2e-binder}
-subjects:
-- {apiGroup: rbac.authorization.k8s.io, kind: Group, name: binders}
-Y
+  verbs: [create]' '- {apiGroup: rbac.authorization.k8s.io, kind: Group, name: binders}'
 }
 
 sa_exists() { kc admin -n "$1" get serviceaccount default; }

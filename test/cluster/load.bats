@@ -21,59 +21,14 @@ bare() {
     -n "$2" -c "$CONC" -prefix "$3"
 }
 
-pod_total() { kc admin -n "$1" get pods --no-headers 2> /dev/null | wc -l; }
-pods_reach() { [ "$(pod_total "$1")" -ge "$2" ]; }
-
 # workloads NS REPLICAS: alice's Deployment, bob's Job, carol's StatefulSet and airflow's Deployment,
 # each of REPLICAS pods, created at once by their owners (the templates carry e2e-owner)
 workloads() {
   local ns=$1 r=$2
-  kc alice -n "$ns" apply -f - > /dev/null <<Y &
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: alice-web}
-spec:
-  replicas: $r
-  selector: {matchLabels: {app: alice-web}}
-  template:
-    metadata: {labels: {app: alice-web, e2e-owner: alice}}
-    spec: {containers: [{name: c, image: $IMAGE}]}
-Y
-  kc bob -n "$ns" apply -f - > /dev/null <<Y &
-apiVersion: batch/v1
-kind: Job
-metadata: {name: bob-batch}
-spec:
-  parallelism: $r
-  completions: $r
-  template:
-    metadata: {labels: {app: bob-batch, e2e-owner: bob}}
-    spec: {restartPolicy: Never, containers: [{name: c, image: $IMAGE}]}
-Y
-  kc carol -n "$ns" apply -f - > /dev/null <<Y &
-apiVersion: apps/v1
-kind: StatefulSet
-metadata: {name: carol-db}
-spec:
-  replicas: $r
-  serviceName: carol-db
-  podManagementPolicy: Parallel
-  selector: {matchLabels: {app: carol-db}}
-  template:
-    metadata: {labels: {app: carol-db, e2e-owner: carol}}
-    spec: {containers: [{name: c, image: $IMAGE}]}
-Y
-  kc airflow -n "$ns" apply -f - > /dev/null <<Y &
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: airflow-tasks}
-spec:
-  replicas: $r
-  selector: {matchLabels: {app: airflow-tasks}}
-  template:
-    metadata: {labels: {app: airflow-tasks, e2e-owner: airflow}}
-    spec: {containers: [{name: c, image: $IMAGE}]}
-Y
+  deployment alice "$ns" alice-web "$r" &
+  job bob "$ns" bob-batch "$r" &
+  statefulset carol "$ns" carol-db "$r" &
+  deployment airflow "$ns" airflow-tasks "$r" &
   wait
 }
 

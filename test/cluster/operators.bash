@@ -64,23 +64,7 @@ sa_kubeconfig() {
   kc admin get namespace "$1" > /dev/null 2>&1 || kc admin create namespace "$1" > /dev/null
   kc admin -n "$1" get serviceaccount "$2" > /dev/null 2>&1 || kc admin -n "$1" create serviceaccount "$2" > /dev/null
   token=$(kc admin -n "$1" create token "$2" --duration=3h)
-  cat > "$f" <<KC
-apiVersion: v1
-kind: Config
-clusters:
-- name: e2e
-  cluster:
-    server: https://127.0.0.1:$API_PORT
-    certificate-authority: $PKI/ca.crt
-users:
-- name: $1-$2
-  user:
-    token: $token
-contexts:
-- name: e2e
-  context: {cluster: e2e, user: $1-$2, namespace: $1}
-current-context: e2e
-KC
+  kubeconfig "$f" "$1-$2" "    token: $token" "$1"
   echo "$f"
 }
 
@@ -124,18 +108,7 @@ start_operator() {
 }
 
 # stop_operator [SLOT]: TERM, 3 s, then KILL (Argo v4 ignores TERM for ~20 s); only the recorded PID
-stop_operator() {
-  local slot=${1:-operator}
-  local f=$RUN/pids/$slot.pid pid
-  [ -f "$f" ] || return 0
-  pid=$(cat "$f")
-  if kill -0 "$pid" 2> /dev/null && ours "$pid" "$slot"; then
-    kill "$pid" 2> /dev/null || true
-    for _ in $(seq 1 30); do kill -0 "$pid" 2> /dev/null || break; sleep 0.1; done
-    if kill -0 "$pid" 2> /dev/null; then kill -9 "$pid" 2> /dev/null || true; fi
-  fi
-  rm -f "$f" "$RUN/pids/$slot.exe"
-}
+stop_operator() { stop "${1:-operator}" 30; }
 
 # who VALUE: the test user whose exact stamp VALUE is, else the value itself (or <none>)
 who() {

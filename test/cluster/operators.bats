@@ -11,24 +11,9 @@ setup_file() {
   load lib
   load operators
   # The test users may manage every operator's custom resources (rules 11-13 decide what they may put in them).
-  kc admin apply -f - > /dev/null <<'Y'
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: e2e-operators}
-rules:
-- apiGroups: [sparkoperator.k8s.io, ray.io, flink.apache.org, kubeflow.org, argoproj.io]
+  cluster_role e2e-operators '- apiGroups: [sparkoperator.k8s.io, ray.io, flink.apache.org, kubeflow.org, argoproj.io]
   resources: ["*"]
-  verbs: ["*"]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: e2e-operators}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: e2e-operators}
-subjects:
-- {apiGroup: rbac.authorization.k8s.io, kind: Group, name: devops}
-- {apiGroup: rbac.authorization.k8s.io, kind: Group, name: qa}
-- {apiGroup: rbac.authorization.k8s.io, kind: Group, name: workflow-engines}
-Y
+  verbs: ["*"]' "$TEST_USER_GROUPS"
   : > "$TABLE"
   # The probe of the custom-resource rules (setup) is a SparkApplication dry run.
   local key

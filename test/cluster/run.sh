@@ -12,7 +12,7 @@
 #  5. Everything started here is stopped by recorded PID on the way out, failure or not (KEEP=1 leaves
 #     it running for a look; `make e2e-cluster-down` stops it).
 #
-# Env: KWHOST, POLICY, WEBHOOKCONFIG (built by make), METADATA, MATCH_CONDITIONS, KUBE_BIN, KUBE_VERSION, RUN (state, default
+# Env: KWHOST, PREFLIGHT, POLICY, WEBHOOKCONFIG (built by make), METADATA, MATCH_CONDITIONS, KUBE_BIN, KUBE_VERSION, RUN (state, default
 # build/cluster), API_PORT, ETCD_PORT, KCM_PORT, WEBHOOK_PORT, BATS_FILTER (a regex of test names).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -24,6 +24,7 @@ export KUBE_VERSION=${KUBE_VERSION:-1.31.4}
 export KUBE_BIN=${KUBE_BIN:-$ROOT/.tools/k8s/v$KUBE_VERSION/bin}
 export RUN=${RUN:-$ROOT/build/cluster}
 export KWHOST=${KWHOST:-$ROOT/build/kwhost} POLICY=${POLICY:-$ROOT/policy.wasm}
+export PREFLIGHT=${PREFLIGHT:-$ROOT/build/yunikorn-user-info-preflight}
 export WEBHOOKCONFIG=${WEBHOOKCONFIG:-$ROOT/build/webhookconfig} METADATA=${METADATA:-$ROOT/metadata.yml}
 # The webhook gets the matchConditions of the shipped example, so that the suite proves what users deploy.
 export MATCH_CONDITIONS=${MATCH_CONDITIONS:-$ROOT/examples/default.yaml}
@@ -50,7 +51,7 @@ B
   exit 0
 }
 
-for f in "$KWHOST" "$POLICY" "$WEBHOOKCONFIG" "$METADATA" "$MATCH_CONDITIONS"; do
+for f in "$KWHOST" "$PREFLIGHT" "$POLICY" "$WEBHOOKCONFIG" "$METADATA" "$MATCH_CONDITIONS"; do
   [ -e "$f" ] || { echo "run.sh: $f is missing: run it through 'make e2e-cluster'" >&2; exit 2; }
 done
 

@@ -46,6 +46,14 @@ partitions:
 Q
 }
 
+# What YuniKorn's scheduler and its admission controller both read: its configuration and priority classes.
+YK_CONFIG_RULES='- apiGroups: [""]
+  resources: [configmaps, namespaces]
+  verbs: [get, watch, list]
+- apiGroups: [scheduling.k8s.io]
+  resources: [priorityclasses]
+  verbs: [get, watch, list]'
+
 # yk_install: the namespace, account, RBAC, ConfigMaps and Nodes YuniKorn needs, and its kubeconfig.
 yk_install() {
   kc admin create namespace "$YK_NS" > /dev/null
@@ -57,12 +65,7 @@ apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
 metadata: {name: e2e-yunikorn}
 rules:
-- apiGroups: [""]
-  resources: [configmaps, namespaces]
-  verbs: [get, watch, list]
-- apiGroups: [scheduling.k8s.io]
-  resources: [priorityclasses]
-  verbs: [get, watch, list]
+$YK_CONFIG_RULES
 - apiGroups: [""]
   resources: [pods]
   verbs: [get, watch, list, create, patch, update, delete]
@@ -282,28 +285,11 @@ yk_ac_install() {
   ip addr show dev lo | grep -q "inet $YK_AC_IP/" || ip addr add "$YK_AC_IP/32" dev lo || return 1
   kc admin -n "$YK_NS" create serviceaccount "$YK_AC_SA" > /dev/null
   kc admin -n "$YK_NS" create secret generic admission-controller-secrets > /dev/null
-  kc admin apply -f - > /dev/null <<Y
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: e2e-yunikorn-admission}
-rules:
-- apiGroups: [""]
-  resources: [configmaps, namespaces]
-  verbs: [get, watch, list]
-- apiGroups: [scheduling.k8s.io]
-  resources: [priorityclasses]
-  verbs: [get, watch, list]
+  cluster_role e2e-yunikorn-admission "$YK_CONFIG_RULES
 - apiGroups: [admissionregistration.k8s.io]
   resources: [mutatingwebhookconfigurations, validatingwebhookconfigurations]
-  verbs: [get, watch, list, create, update, patch]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: e2e-yunikorn-admission}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: e2e-yunikorn-admission}
-subjects:
-- {kind: ServiceAccount, name: $YK_AC_SA, namespace: $YK_NS}
----
+  verbs: [get, watch, list, create, update, patch]" "- {kind: ServiceAccount, name: $YK_AC_SA, namespace: $YK_NS}"
+  kc admin apply -f - > /dev/null <<Y
 apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
 metadata: {name: e2e-yunikorn-admission, namespace: $YK_NS}

@@ -445,7 +445,7 @@ drop_gangs() {
 
 @test "preflight: reads YuniKorn's ConfigMaps (generateUniqueAppId off) and names the application bob's pod shares with alice" {
   kc admin get pods,configmaps -A -o json > "$BATS_TEST_TMPDIR/objects.json"
-  run --separate-stderr "$KWHOST" preflight --policy "$POLICY" -f "$BATS_TEST_TMPDIR/objects.json"
+  run --separate-stderr "$PREFLIGHT" --policy "$POLICY" -f "$BATS_TEST_TMPDIR/objects.json"
   echo "exit $status; stderr: ${stderr:-<none>}"
   sed -n '/^YuniKorn:/,$p' <<< "$output"
   record "preflight: applications" "generateUniqueAppId off; yk-1 charged to alice for bob's pods" \

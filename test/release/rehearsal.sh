@@ -10,7 +10,10 @@
 #   6. checks what must fail: a wrong key, an unsigned tag, a tag moved to a tampered module, a layer altered
 #      in the registry's storage;
 #   7. writes the SBOM as the release does (hack/sbom-source.sh, syft), signs and verifies it;
-#   8. runs the e2e suite on the module pulled by digest (make e2e-tests POLICY=...).
+#   8. builds the pre-flight command as the release does (hack/build-preflight.sh), checks it
+#      (hack/check-preflight.sh), signs and verifies its SHA256SUMS, and sees a changed binary, a changed
+#      SHA256SUMS and another version refused;
+#   9. runs the e2e suite on the module pulled by digest (make e2e-tests POLICY=...).
 # Every process is bounded by a timeout and the registry is stopped by its PID. Called by
 # `make release-rehearsal` with RUN, POLICY, OCIWASM, RELEASE_TOOLS and the tool versions.
 set -euo pipefail
@@ -209,6 +212,20 @@ printf 'tampered' | dd of="$data" bs=1 seek=4096 conv=notrunc status=none
 must_fail "pull a layer altered in the registry's storage" 'refusing it' "$OCIWASM" pull -o "$RUN/altered.wasm" "$ref"
 [ ! -s "$RUN/altered.wasm" ] || fail "the altered layer was written to $RUN/altered.wasm"
 
+# sign_blob WHAT FILE BUNDLE CHANGED: signs FILE into the Sigstore bundle BUNDLE with the throwaway key (the
+# release signs its SBOM and SHA256SUMS keylessly), verifies it, and sees CHANGED, a copy of FILE changed
+# after signing, refused.
+sign_blob() {
+  local what=$1 file=$2 bundle=$3 changed=$4
+  cosign sign-blob --key "$RUN/keys/release.key" --tlog-upload=false --use-signing-config=false --new-bundle-format=true --yes \
+    --bundle "$bundle" "$file" > "$RUN/sign-blob.log" 2>&1 || { cat "$RUN/sign-blob.log" >&2; fail "cosign sign-blob of $what"; }
+  cosign verify-blob --key "$RUN/keys/release.pub" "${offline_verify[@]}" --new-bundle-format=true \
+    --bundle "$bundle" "$file" > "$RUN/verify-blob.log" 2>&1 || { cat "$RUN/verify-blob.log" >&2; fail "cosign verify-blob of $what"; }
+  ok "$what signed and verified (bundle)"
+  must_fail "verify a changed $what against its bundle" 'invalid signature' "$COSIGN" verify-blob --key "$RUN/keys/release.pub" \
+    "${offline_verify[@]}" --new-bundle-format=true --bundle "$bundle" "$changed"
+}
+
 # --- SBOM, as the release writes it ---------------------------------------------------------------------
 echo "==== SBOM"
 hack/sbom-source.sh "$RUN/sbom-source" > /dev/null
@@ -221,15 +238,22 @@ got=$(jq -r --arg src "yunikorn-user-info-$version" --arg main "$(go list -m)" \
 [ "$got" = "$want" ] || fail "the SBOM lists $(echo "$got" | wc -l) packages, not the $(echo "$want" | wc -l) modules that ship:
 $(diff <(echo "$want") <(echo "$got") || true)"
 ok "SBOM: exactly the $(echo "$want" | wc -l) Go modules compiled into the module"
-cosign sign-blob --key "$RUN/keys/release.key" --tlog-upload=false --use-signing-config=false --new-bundle-format=true --yes \
-  --bundle "$RUN/policy-sbom.spdx.jsonl.bundle.sigstore" "$RUN/policy-sbom.spdx.json" > "$RUN/sign-blob.log" 2>&1 ||
-  { cat "$RUN/sign-blob.log" >&2; fail "cosign sign-blob"; }
-cosign verify-blob --key "$RUN/keys/release.pub" "${offline_verify[@]}" --new-bundle-format=true \
-  --bundle "$RUN/policy-sbom.spdx.jsonl.bundle.sigstore" "$RUN/policy-sbom.spdx.json" > "$RUN/verify-blob.log" 2>&1 ||
-  { cat "$RUN/verify-blob.log" >&2; fail "cosign verify-blob of the SBOM"; }
-ok "SBOM signed and verified (bundle)"
 jq '.name = "tampered"' "$RUN/policy-sbom.spdx.json" > "$RUN/tampered-sbom.json"
-must_fail "verify a changed SBOM against its bundle" 'invalid signature' "$COSIGN" verify-blob --key "$RUN/keys/release.pub" "${offline_verify[@]}" \
-  --new-bundle-format=true --bundle "$RUN/policy-sbom.spdx.jsonl.bundle.sigstore" "$RUN/tampered-sbom.json"
+sign_blob SBOM "$RUN/policy-sbom.spdx.json" "$RUN/policy-sbom.spdx.jsonl.bundle.sigstore" "$RUN/tampered-sbom.json"
+
+# --- the pre-flight command, as the release builds, checks and signs it -------------------------------
+echo "==== pre-flight binaries"
+timeout 300 hack/build-preflight.sh "$version" "$RUN/dist" "$POLICY" > "$RUN/build-preflight.log" 2>&1 ||
+  { cat "$RUN/build-preflight.log" >&2; fail "hack/build-preflight.sh"; }
+objects=internal/preflight/testdata/adoption-objects.json
+timeout 180 hack/check-preflight.sh "$version" "$RUN/dist" "$objects" > "$RUN/check-preflight.log" 2>&1 ||
+  { cat "$RUN/check-preflight.log" >&2; fail "hack/check-preflight.sh"; }
+ok "$(tail -n 1 "$RUN/check-preflight.log")"
+cp -r "$RUN/dist" "$RUN/dist-tampered"
+printf 'tampered' >> "$RUN/dist-tampered/yunikorn-user-info-preflight-linux-arm64"
+must_fail "check a pre-flight binary changed after SHA256SUMS" 'do not match' hack/check-preflight.sh "$version" "$RUN/dist-tampered" "$objects"
+sed -i 's/^[0-9a-f]\{8\}/00000000/' "$RUN/dist-tampered/SHA256SUMS"
+sign_blob SHA256SUMS "$RUN/dist/SHA256SUMS" "$RUN/dist/SHA256SUMS.bundle.sigstore" "$RUN/dist-tampered/SHA256SUMS"
+must_fail "check a pre-flight binary stamped with another version" 'want yunikorn-user-info-preflight 0.0.0-other' hack/check-preflight.sh 0.0.0-other "$RUN/dist" "$objects"
 
 echo "rehearsal: $passed checks passed; registry log $RUN/registry.log, refusals $RUN/negative.log"

@@ -12,18 +12,38 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestRun_RulesAreMetadataYmlsVerbatim(t *testing.T) {
-	dir := t.TempDir()
-	ca := filepath.Join(dir, "ca.crt")
-	if err := os.WriteFile(ca, []byte("PEM"), 0o644); err != nil {
+// generate runs the command with o and a CA file, decodes the configuration it prints into cfg and returns it.
+func generate(t *testing.T, o options, cfg any) string {
+	t.Helper()
+	o.caFile = filepath.Join(t.TempDir(), "ca.crt")
+	if err := os.WriteFile(o.caFile, []byte("PEM"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	err := run(options{metadata: "../../../metadata.yml", url: "https://127.0.0.1:9443/validate", caFile: ca,
-		namespaceLabel: "e2e=on", name: "x", timeoutSeconds: 10}, &out)
+	if err := run(o, &out); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(out.Bytes(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
+}
+
+// parseFile reads a file of the repository with parse.
+func parseFile[T any](t *testing.T, path string, parse func([]byte) (T, error)) T {
+	t.Helper()
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	v, err := parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestRun_RulesAreMetadataYmlsVerbatim(t *testing.T) {
 	var cfg struct {
 		Kind     string
 		Webhooks []struct {
@@ -33,19 +53,11 @@ func TestRun_RulesAreMetadataYmlsVerbatim(t *testing.T) {
 			FailurePolicy     string
 		}
 	}
-	if err := json.Unmarshal(out.Bytes(), &cfg); err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile("../../../metadata.yml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := rulesOf(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := generate(t, options{metadata: "../../../metadata.yml", url: "https://127.0.0.1:9443/validate",
+		namespaceLabel: "e2e=on", name: "x", timeoutSeconds: 10}, &cfg)
+	want := parseFile(t, "../../../metadata.yml", rulesOf)
 	if cfg.Kind != "MutatingWebhookConfiguration" || len(cfg.Webhooks) != 1 {
-		t.Fatalf("got %s", out.String())
+		t.Fatalf("got %s", out)
 	}
 	h := cfg.Webhooks[0]
 	if diff := cmp.Diff(want, h.Rules); diff != "" {
@@ -53,7 +65,7 @@ func TestRun_RulesAreMetadataYmlsVerbatim(t *testing.T) {
 	}
 	if h.ClientConfig.CABundle != "UEVN" || h.ClientConfig.URL != "https://127.0.0.1:9443/validate" ||
 		h.NamespaceSelector.MatchLabels["e2e"] != "on" || h.FailurePolicy != "Fail" {
-		t.Errorf("got %s", out.String())
+		t.Errorf("got %s", out)
 	}
 }
 
@@ -70,30 +82,12 @@ func TestRulesOf_Refusals(t *testing.T) {
 }
 
 func TestRun_MatchConditionsAreTheExamples(t *testing.T) {
-	dir := t.TempDir()
-	ca := filepath.Join(dir, "ca.crt")
-	if err := os.WriteFile(ca, []byte("PEM"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	if err := run(options{metadata: "../../../metadata.yml", url: "https://x/validate", caFile: ca, name: "x",
-		matchConditions: "../../../examples/default.yaml"}, &out); err != nil {
-		t.Fatal(err)
-	}
 	var cfg struct {
 		Webhooks []struct{ MatchConditions []matchCondition }
 	}
-	if err := json.Unmarshal(out.Bytes(), &cfg); err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile("../../../examples/default.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := matchConditionsOf(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	generate(t, options{metadata: "../../../metadata.yml", url: "https://x/validate", name: "x",
+		matchConditions: "../../../examples/default.yaml"}, &cfg)
+	want := parseFile(t, "../../../examples/default.yaml", matchConditionsOf)
 	if diff := cmp.Diff(want, cfg.Webhooks[0].MatchConditions); diff != "" || len(want) == 0 {
 		t.Errorf("matchConditions differ from the example (-example +config):\n%s", diff)
 	}
@@ -104,23 +98,10 @@ func TestRun_MatchConditionsAreTheExamples(t *testing.T) {
 
 // -extra-rules appends the operator examples' custom-resource rules, and only those.
 func TestRun_ExtraRulesAreTheExamplesCustomResources(t *testing.T) {
-	dir := t.TempDir()
-	ca := filepath.Join(dir, "ca.crt")
-	if err := os.WriteFile(ca, []byte("PEM"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	err := run(options{metadata: "../../../metadata.yml", url: "https://127.0.0.1:9443/validate", caFile: ca, name: "x",
-		extraRules: "../../../examples/spark-operator.yaml,../../../examples/kuberay.yaml"}, &out)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var cfg struct{ Webhooks []struct{ Rules []rule } }
-	if err := json.Unmarshal(out.Bytes(), &cfg); err != nil {
-		t.Fatal(err)
-	}
-	data, _ := os.ReadFile("../../../metadata.yml")
-	base, _ := rulesOf(data)
+	generate(t, options{metadata: "../../../metadata.yml", url: "https://127.0.0.1:9443/validate", name: "x",
+		extraRules: "../../../examples/spark-operator.yaml,../../../examples/kuberay.yaml"}, &cfg)
+	base := parseFile(t, "../../../metadata.yml", rulesOf)
 	want := slices.Concat(base, []rule{
 		{APIGroups: []string{"sparkoperator.k8s.io"}, APIVersions: []string{"*"}, Resources: []string{"sparkapplications", "scheduledsparkapplications"}, Operations: []string{"CREATE", "UPDATE"}},
 		{APIGroups: []string{"ray.io"}, APIVersions: []string{"*"}, Resources: []string{"rayclusters", "rayjobs", "rayservices"}, Operations: []string{"CREATE", "UPDATE"}}})

@@ -2,7 +2,7 @@
 // every evaluation gets a fresh instance (instantiate, _start, wapc_init, validate, close). It runs the same
 // scenarios through a floor module (a waPC policy that answers without reading the payload) and through a
 // module that decodes the object with encoding/json into typed structs, and reports each scenario as a
-// ratio to the floor, so results compare across machines. The engine is a parameter: cmd/wasmbench runs it
+// ratio to the floor, so results compare across machines. The engine is a parameter: bench/wazero runs it
 // on wazero (the project's host), bench/wasmtime on wasmtime (the engine policy-server embeds). It is a
 // benchmark tool, not a test: `make bench`, `make bench-wasmtime`.
 package wasmbench
@@ -430,12 +430,8 @@ func buildScenarios(dir string) ([]scenario, error) {
 	}
 	// A declared kind (rules 11-13) with an example's settings: it should cost about what a built-in
 	// workload costs.
-	sparkSettings, err := os.ReadFile(filepath.Join(dir, "..", "settings", "spark-operator.json"))
+	sparkSettings, err := exampleSettings(dir, "spark-operator")
 	if err != nil {
-		return nil, err
-	}
-	var sparkCompact bytes.Buffer
-	if err := json.Compact(&sparkCompact, sparkSettings); err != nil {
 		return nil, err
 	}
 	var out []scenario
@@ -450,7 +446,7 @@ func buildScenarios(dir string) ([]scenario, error) {
 		// YuniKorn's bypassAuth switches every check off, so its regexes never run.
 		{"many-regexes", "pod-create-bob-forged", manyRegexes, false},
 		// YuniKorn lets kinds it does not know through untouched.
-		{"sparkapp-create", "sparkapplication-create-alice", sparkCompact.String(), false},
+		{"sparkapp-create", "sparkapplication-create-alice", sparkSettings, false},
 	} {
 		req, err := read(s.fixture)
 		if err != nil {

@@ -33,19 +33,29 @@ const ordinaryTemplate = `{"name":"step","metadata":{"labels":{"app":"x"}},"cont
 	`"command":["/bin/app"],"args":["--input","{{inputs.parameters.x}}","--verbose"],"resources":{"requests":{"cpu":"250m","memory":"128Mi"}},` +
 	`"env":[{"name":"MODE","value":"production"},{"name":"LEVEL","value":"info"}]},"inputs":{"parameters":[{"name":"x"}]}}`
 
+// exampleSettings reads the settings of the example named name (testdata/settings beside the fixtures
+// directory dir), compacted as policy-server hands them to the policy.
+func exampleSettings(dir, name string) (string, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "..", "settings", name+".json"))
+	if err != nil {
+		return "", err
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, data); err != nil {
+		return "", err
+	}
+	return compact.String(), nil
+}
+
 // workflowScenarios builds each case with the Argo example's settings, and a Pod of the same bytes.
 func workflowScenarios(dir string, pod []byte, wrap func([]byte, string) []byte) ([]scenario, error) {
-	data, err := os.ReadFile(filepath.Join(dir, "..", "settings", "argo-workflows.json"))
+	settings, err := exampleSettings(dir, "argo-workflows")
 	if err != nil {
-		return nil, err
-	}
-	var settings bytes.Buffer
-	if err := json.Compact(&settings, data); err != nil {
 		return nil, err
 	}
 	var out []scenario
 	for _, c := range workflowCases {
-		payload := wrap(workflowRequest(c.templates, c.template, c.operation, c.username, c.lastApplied), settings.String())
+		payload := wrap(workflowRequest(c.templates, c.template, c.operation, c.username, c.lastApplied), settings)
 		same, err := growPod(pod, len(payload))
 		if err != nil {
 			return nil, err
