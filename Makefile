@@ -127,7 +127,7 @@ corpus: policy.wasm $(KWHOST) ## re-record test/corpus/calls.jsonl.gz from the e
 	KWHOST_RECORD_CALLS=$(abspath $(BUILD))/calls.jsonl KWCTL=$(KWHOST) POLICY=$(abspath policy.wasm) bats test/e2e/e2e.bats test/e2e/e2e-attacks.bats
 	KWHOST_RECORD_CALLS=$(abspath $(BUILD))/calls.jsonl $(KWHOST) tour policy.wasm testdata/tour.json >/dev/null
 	KWHOST_RECORD_CALLS=$(abspath $(BUILD))/calls.jsonl go test -count=1 ./internal/malformed
-	go run ./test/corpus/pack $(BUILD)/calls.jsonl test/corpus/calls.jsonl.gz
+	POLICY=$(abspath policy.wasm) go test -count=1 -v -run TestCorpus ./test/corpus -args -pack $(abspath $(BUILD))/calls.jsonl
 
 # The floor and the typed module go through every build step policy.wasm does, pre-initialiser included:
 # a floor that skipped a step the policy takes would flatter every ratio the benchmark divides by it.

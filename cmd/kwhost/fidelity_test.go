@@ -49,11 +49,11 @@ func TestFidelity_WarnLevelFailsUnderStrict(t *testing.T) {
 		t.Errorf("the answer is still printed: %s", stdout)
 	}
 	// Without --strict: the same complaint, as a warning, and exit 0 (kwctl's exit code).
-	if code, _, stderr := runHost(t, module, "--settings-json", `{"mode":"warn"}`); code != exitOK || !strings.Contains(stderr, "WARNING") {
+	if code, _, stderr := runHost(t, module, "--settings-json", `{"mode":"warn"}`); code != kwctl.ExitOK || !strings.Contains(stderr, "WARNING") {
 		t.Errorf("without --strict: exit %d, stderr %q", code, stderr)
 	}
 	// policy-server's own spelling passes.
-	if code, _, stderr := runHost(t, module, "--strict", "--settings-json", `{"mode":"warning"}`); code != exitOK || strings.Contains(stderr, "would refuse") {
+	if code, _, stderr := runHost(t, module, "--strict", "--settings-json", `{"mode":"warning"}`); code != kwctl.ExitOK || strings.Contains(stderr, "would refuse") {
 		t.Errorf("level warning: exit %d, stderr %q", code, stderr)
 	}
 }
@@ -61,7 +61,7 @@ func TestFidelity_WarnLevelFailsUnderStrict(t *testing.T) {
 func TestFidelity_TrapIsA500GuestCallFailure(t *testing.T) {
 	code, stdout, _ := runHost(t, fidelityGuest(t), "--settings-json", `{"mode":"panic"}`)
 	r := response(t, stdout)
-	if code != exitOK || r.Allowed || r.Status == nil || *r.Status.Code != 500 ||
+	if code != kwctl.ExitOK || r.Allowed || r.Status == nil || *r.Status.Code != 500 ||
 		!strings.HasPrefix(*r.Status.Message, "internal server error: Guest call failure:") {
 		t.Errorf("exit %d, response %s: want allowed false, code 500, 'internal server error: Guest call failure:'", code, stdout)
 	}
@@ -70,7 +70,7 @@ func TestFidelity_TrapIsA500GuestCallFailure(t *testing.T) {
 func TestFidelity_TimeoutIsPolicyServersAnswer(t *testing.T) {
 	code, stdout, _ := runHost(t, fidelityGuest(t), "--policy-timeout", "300ms", "--settings-json", `{"mode":"spin"}`)
 	r := response(t, stdout)
-	if code != exitOK || r.Allowed || r.Status == nil || *r.Status.Code != 500 || *r.Status.Message != kwctl.InterruptedMessage {
+	if code != kwctl.ExitOK || r.Allowed || r.Status == nil || *r.Status.Code != 500 || *r.Status.Message != kwctl.InterruptedMessage {
 		t.Errorf("exit %d, response %s: want code 500 %q", code, stdout, kwctl.InterruptedMessage)
 	}
 }
@@ -96,8 +96,8 @@ func TestFidelity_StartUpFailureExitsNonZero(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, stdout, stderr := runHost(t, module)
-	if code != exitStart || stdout != "" || !strings.Contains(stderr, "_start") {
-		t.Errorf("exit %d, stdout %q, stderr %q: want exit %d, no answer, and the failing phase named", code, stdout, stderr, exitStart)
+	if code != kwctl.ExitStart || stdout != "" || !strings.Contains(stderr, "_start") {
+		t.Errorf("exit %d, stdout %q, stderr %q: want exit %d, no answer, and the failing phase named", code, stdout, stderr, kwctl.ExitStart)
 	}
 }
 
@@ -118,11 +118,11 @@ func TestFidelity_PolicyServerPayloadIsTheDefault(t *testing.T) {
 
 func TestFidelity_ModuleURIs(t *testing.T) {
 	module := fidelityGuest(t)
-	if code, stdout, stderr := runHost(t, "file://"+module); code != exitOK || !response(t, stdout).Allowed {
+	if code, stdout, stderr := runHost(t, "file://"+module); code != kwctl.ExitOK || !response(t, stdout).Allowed {
 		t.Errorf("file:// URI: exit %d, stderr %q", code, stderr)
 	}
 	code, _, stderr := runHost(t, "registry://ghcr.io/example/policy:v1")
-	if code != exitUsage || !strings.Contains(stderr, "kwctl pull") {
-		t.Errorf("registry:// URI: exit %d, stderr %q: want exit %d and a pointer to kwctl pull", code, stderr, exitUsage)
+	if code != kwctl.ExitUsage || !strings.Contains(stderr, "kwctl pull") {
+		t.Errorf("registry:// URI: exit %d, stderr %q: want exit %d and a pointer to kwctl pull", code, stderr, kwctl.ExitUsage)
 	}
 }

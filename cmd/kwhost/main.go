@@ -67,13 +67,8 @@ exit codes: 0 the policy answered (allowed or rejected), 1 it refused its settin
             4 --strict found log entries policy-server would refuse
 `
 
-const (
-	exitOK       = 0
-	exitSettings = 1
-	exitUsage    = 2
-	exitStart    = 3
-	exitStrict   = 4
-)
+// exitStrict is kwhost's own exit code: --strict found log entries policy-server would refuse.
+const exitStrict = 4
 
 func main() {
 	os.Exit(kwhost(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
@@ -83,11 +78,11 @@ func main() {
 func kwhost(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
-		return exitUsage
+		return kwctl.ExitUsage
 	}
 	if slices.Contains(args, "-h") || slices.Contains(args, "--help") {
 		fmt.Fprint(stdout, usage)
-		return exitOK
+		return kwctl.ExitOK
 	}
 	switch args[0] {
 	case "run":
@@ -100,10 +95,10 @@ func kwhost(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return serveCommand(args[1:], stderr)
 	case "help":
 		fmt.Fprint(stdout, usage)
-		return exitOK
+		return kwctl.ExitOK
 	}
 	fmt.Fprintf(stderr, "kwhost: unknown command %q\n\n%s", args[0], usage)
-	return exitUsage
+	return kwctl.ExitUsage
 }
 
 // flags are kwctl run's, parsed so that they may come before or after the module, as clap allows,
@@ -190,7 +185,7 @@ func (p *logProblems) take() []string {
 // report prints problems loudly; under --strict they fail the command.
 func reportLogProblems(stderr io.Writer, problems []string, strict bool) int {
 	if len(problems) == 0 {
-		return exitOK
+		return kwctl.ExitOK
 	}
 	verdict := "WARNING"
 	if strict {
@@ -202,13 +197,13 @@ func reportLogProblems(stderr io.Writer, problems []string, strict bool) int {
 	if strict {
 		return exitStrict
 	}
-	return exitOK
+	return kwctl.ExitOK
 }
 
 // usageError reports a command line that cannot be run, with the usage, since the fix is there.
 func usageError(stderr io.Writer, command string, err error) int {
 	fmt.Fprintf(stderr, "kwhost %s: %v\n\n%s", command, err, usage)
-	return exitUsage
+	return kwctl.ExitUsage
 }
 
 // loadPolicy compiles the module; the policy's logs and prints go to stderr, keeping stdout for
@@ -250,17 +245,14 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case f.requestPath == "":
 		return usageError(stderr, "run", errors.New("--request-path is required"))
 	}
-	fail := func(code int, err error) int {
-		fmt.Fprintf(stderr, "kwhost run: %v\n", err)
-		return code
-	}
+	fail := kwctl.Failer(stderr, "kwhost run")
 	settings, err := f.Settings()
 	if err != nil {
-		return fail(exitUsage, err)
+		return fail(kwctl.ExitUsage, err)
 	}
 	request, err := kwctl.ReadInput(f.requestPath, stdin)
 	if err != nil {
-		return fail(exitUsage, fmt.Errorf("cannot read the request: %w", err))
+		return fail(kwctl.ExitUsage, fmt.Errorf("cannot read the request: %w", err))
 	}
 
 	ctx := context.Background()
@@ -269,9 +261,9 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var startErr *wapchost.StartError
 	switch {
 	case errors.As(err, &startErr):
-		return fail(exitStart, err)
+		return fail(kwctl.ExitStart, err)
 	case err != nil:
-		return fail(exitUsage, err)
+		return fail(kwctl.ExitUsage, err)
 	}
 	defer host.Close(ctx)
 	evalCtx, cancel := withTimeout(ctx, f.policyTimeout)
@@ -281,14 +273,14 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch {
 	case errors.As(err, &settingsErr):
 		fmt.Fprintln(stderr, settingsErr) // kwctl's exact words, unprefixed, so scripts can match them
-		if code := reportLogProblems(stderr, problems.take(), f.strict); code != exitOK {
+		if code := reportLogProblems(stderr, problems.take(), f.strict); code != kwctl.ExitOK {
 			return code
 		}
-		return exitSettings
+		return kwctl.ExitSettings
 	case errors.As(err, &startErr):
-		return fail(exitStart, fmt.Errorf("the policy could not be started: %w", err))
+		return fail(kwctl.ExitStart, fmt.Errorf("the policy could not be started: %w", err))
 	case err != nil:
-		return fail(exitUsage, fmt.Errorf("%s: %w", f.requestPath, err))
+		return fail(kwctl.ExitUsage, fmt.Errorf("%s: %w", f.requestPath, err))
 	}
 	fmt.Fprintf(stdout, "%s\n", resp.JSON())
 	return reportLogProblems(stderr, problems.take(), f.strict)

@@ -86,7 +86,7 @@ func serveCommand(args []string, stderr io.Writer) int {
 func serve(ctx context.Context, c *serveConfig, stderr io.Writer, ready func(addr string)) int {
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "kwhost serve: %v\n", err)
-		return exitUsage
+		return kwctl.ExitUsage
 	}
 	settings, err := c.settings.Settings()
 	if err != nil {
@@ -126,7 +126,7 @@ func serve(ctx context.Context, c *serveConfig, stderr io.Writer, ready func(add
 	switch {
 	case errors.As(err, &settingsErr):
 		fmt.Fprintln(stderr, settingsErr) // policy-server's and kwctl's words, so scripts can match them
-		return exitSettings
+		return kwctl.ExitSettings
 	case err != nil:
 		return fail(err)
 	}
@@ -157,7 +157,7 @@ func serve(ctx context.Context, c *serveConfig, stderr io.Writer, ready func(add
 		return fail(err)
 	}
 	fmt.Fprintln(stderr, "kwhost serve: stopped")
-	return exitOK
+	return kwctl.ExitOK
 }
 
 // levels ranks the SDK's log levels; policy-server shows info and above unless told otherwise.

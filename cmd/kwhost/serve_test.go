@@ -16,9 +16,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/kwctl"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/wapchost"
 )
 
 // The webhook's behaviour is tested in internal/webhook; these check the command around it.
@@ -49,7 +51,7 @@ type servingHost struct {
 	client *http.Client
 	cancel context.CancelFunc
 	exit   chan int
-	stderr *lockedBuffer
+	stderr *wapchost.LockedBuffer
 }
 
 // startServe runs serve with args (plus TLS and a free port) until the test stops it.
@@ -61,7 +63,7 @@ func startServe(t *testing.T, args ...string) *servingHost {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	h := &servingHost{cancel: cancel, exit: make(chan int, 1), stderr: &lockedBuffer{},
+	h := &servingHost{cancel: cancel, exit: make(chan int, 1), stderr: wapchost.NewLockedBuffer(),
 		client: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}}
 	t.Cleanup(cancel)
 	addr := make(chan string, 1)
@@ -120,7 +122,7 @@ func TestServe_AnswersOverTLSUntilCancelledAndRecordsEachRequest(t *testing.T) {
 		t.Errorf("response %s\nwant     %s", got, want)
 	}
 	code, log := h.stop(t)
-	if code != exitOK {
+	if code != kwctl.ExitOK {
 		t.Errorf("exit %d after cancel: %s", code, log)
 	}
 	for _, want := range []string{"(a test host, not a production server)", `CREATE apps/v1 Deployment team-a/web by "alice"`, "REJECTED code 403", "kwhost serve: stopped"} {
@@ -177,23 +179,6 @@ func selfSigned(t *testing.T, dir string) (certFile, keyFile string, pool *x509.
 	pool = x509.NewCertPool()
 	pool.AddCert(cert)
 	return certFile, keyFile, pool
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func TestLevelFilter_DropsThePolicysLinesBelowTheLevel(t *testing.T) {

@@ -48,13 +48,6 @@ exit codes: 0 the report was printed, 1 the policy refused the settings,
             2 bad command line or unreadable input, 3 the module could not start
 `
 
-const (
-	exitOK       = 0
-	exitSettings = 1
-	exitUsage    = 2
-	exitStart    = 3
-)
-
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
@@ -63,11 +56,11 @@ func main() {
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if slices.Contains(args, "-h") || slices.Contains(args, "--help") {
 		fmt.Fprint(stdout, usage)
-		return exitOK
+		return kwctl.ExitOK
 	}
 	if slices.Equal(args, []string{"--version"}) {
 		fmt.Fprintf(stdout, "yunikorn-user-info-preflight %s\n", version)
-		return exitOK
+		return kwctl.ExitOK
 	}
 	var policy, output, controllers, input string
 	var settingsFlags kwctl.SettingsFlags
@@ -81,7 +74,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&input, "f", "-", "")
 	usageError := func(err error) int {
 		fmt.Fprintf(stderr, "yunikorn-user-info-preflight: %v\n\n%s", err, usage)
-		return exitUsage
+		return kwctl.ExitUsage
 	}
 	if err := fs.Parse(args); err != nil {
 		return usageError(err)
@@ -98,32 +91,29 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case output != "text" && output != "json":
 		return usageError(fmt.Errorf("--output %q: want text or json", output))
 	}
-	fail := func(code int, err error) int {
-		fmt.Fprintf(stderr, "yunikorn-user-info-preflight: %v\n", err)
-		return code
-	}
+	fail := kwctl.Failer(stderr, "yunikorn-user-info-preflight")
 	settings, err := settingsFlags.Settings()
 	if err != nil {
-		return fail(exitUsage, err)
+		return fail(kwctl.ExitUsage, err)
 	}
 	data, err := kwctl.ReadInput(input, stdin)
 	if err != nil {
-		return fail(exitUsage, err)
+		return fail(kwctl.ExitUsage, err)
 	}
 	items, err := preflight.Items(data)
 	if err != nil {
-		return fail(exitUsage, err)
+		return fail(kwctl.ExitUsage, err)
 	}
 	wasm, err := os.ReadFile(policy)
 	if err != nil {
-		return fail(exitUsage, err)
+		return fail(kwctl.ExitUsage, err)
 	}
 
 	ctx := context.Background()
 	// The policy's logs are not the report: they are discarded.
 	host, err := wapchost.Load(ctx, wasm, wapchost.Options{})
 	if err != nil {
-		return fail(exitStart, fmt.Errorf("cannot load policy %s: %w", policy, err))
+		return fail(kwctl.ExitStart, fmt.Errorf("cannot load policy %s: %w", policy, err))
 	}
 	defer host.Close(ctx)
 	findings, err := preflight.Report(ctx, items, preflight.Options{Evaluator: host, Settings: settings,
@@ -132,19 +122,19 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch {
 	case errors.As(err, &settingsErr):
 		fmt.Fprintln(stderr, settingsErr) // kwctl's words, as kwctl run prints them
-		return exitSettings
+		return kwctl.ExitSettings
 	case err != nil:
-		return fail(exitStart, err)
+		return fail(kwctl.ExitStart, err)
 	}
 	if output == "json" {
 		enc := json.NewEncoder(stdout)
 		enc.SetEscapeHTML(false)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(findings); err != nil {
-			return fail(exitUsage, err)
+			return fail(kwctl.ExitUsage, err)
 		}
-		return exitOK
+		return kwctl.ExitOK
 	}
 	preflight.WriteText(stdout, findings, items)
-	return exitOK
+	return kwctl.ExitOK
 }

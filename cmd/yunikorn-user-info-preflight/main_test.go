@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/kwctl"
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/wapchost/guesttest"
 )
 
@@ -31,7 +32,7 @@ func TestPreflight_ReadsTheKubectlListOnStdinAndPrintsATable(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stdout, stderr bytes.Buffer
-	if code := run([]string{"--policy", path}, bytes.NewReader(objects), &stdout, &stderr); code != exitOK {
+	if code := run([]string{"--policy", path}, bytes.NewReader(objects), &stdout, &stderr); code != kwctl.ExitOK {
 		t.Fatalf("exit %d; stderr: %s", code, stderr.String())
 	}
 	out := stdout.String()
@@ -42,7 +43,7 @@ func TestPreflight_ReadsTheKubectlListOnStdinAndPrintsATable(t *testing.T) {
 	}
 
 	stdout.Reset()
-	if code := run([]string{"--policy", path, "-o", "json", "-f", adoptionObjects, "--controllers", "single"}, nil, &stdout, &stderr); code != exitOK {
+	if code := run([]string{"--policy", path, "-o", "json", "-f", adoptionObjects, "--controllers", "single"}, nil, &stdout, &stderr); code != kwctl.ExitOK {
 		t.Fatalf("exit %d; stderr: %s", code, stderr.String())
 	}
 	var findings []map[string]any
@@ -51,9 +52,9 @@ func TestPreflight_ReadsTheKubectlListOnStdinAndPrintsATable(t *testing.T) {
 	}
 
 	stderr.Reset()
-	if code := run([]string{"--policy", path, "--settings-json", `{"bypassAuth":true}`}, bytes.NewReader(objects), &stdout, &stderr); code != exitSettings ||
+	if code := run([]string{"--policy", path, "--settings-json", `{"bypassAuth":true}`}, bytes.NewReader(objects), &stdout, &stderr); code != kwctl.ExitSettings ||
 		!strings.HasPrefix(stderr.String(), "Provided settings are not valid: ") {
-		t.Errorf("refused settings: exit %d, want %d; stderr: %s", code, exitSettings, stderr.String())
+		t.Errorf("refused settings: exit %d, want %d; stderr: %s", code, kwctl.ExitSettings, stderr.String())
 	}
 }
 
@@ -63,8 +64,8 @@ func TestPreflight_AModuleThatIsNotThePolicyExits3(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stdout, stderr bytes.Buffer
-	if code := run([]string{"--policy", path}, strings.NewReader(`{"items":[]}`), &stdout, &stderr); code != exitStart {
-		t.Errorf("exit %d, want %d; stderr: %s", code, exitStart, stderr.String())
+	if code := run([]string{"--policy", path}, strings.NewReader(`{"items":[]}`), &stdout, &stderr); code != kwctl.ExitStart {
+		t.Errorf("exit %d, want %d; stderr: %s", code, kwctl.ExitStart, stderr.String())
 	}
 }
 
@@ -79,8 +80,8 @@ func TestPreflight_BadInvocationsExit2(t *testing.T) {
 		{"--policy", "p.wasm", "--version"},
 	} {
 		var stdout, stderr bytes.Buffer
-		if code := run(args, strings.NewReader(`{"items":[]}`), &stdout, &stderr); code != exitUsage {
-			t.Errorf("%q: exit %d, want %d", args, code, exitUsage)
+		if code := run(args, strings.NewReader(`{"items":[]}`), &stdout, &stderr); code != kwctl.ExitUsage {
+			t.Errorf("%q: exit %d, want %d", args, code, kwctl.ExitUsage)
 		}
 		if !strings.HasPrefix(stderr.String(), "yunikorn-user-info-preflight: ") {
 			t.Errorf("%q: stderr does not say which command failed: %q", args, stderr.String())
@@ -100,7 +101,7 @@ func TestPreflight_VersionAndHelp(t *testing.T) {
 		{"-h", usage},
 	} {
 		var stdout, stderr bytes.Buffer
-		if code := run([]string{tc.arg}, nil, &stdout, &stderr); code != exitOK || stdout.String() != tc.want {
+		if code := run([]string{tc.arg}, nil, &stdout, &stderr); code != kwctl.ExitOK || stdout.String() != tc.want {
 			t.Errorf("%s: exit %d, stdout %q, want %q", tc.arg, code, stdout.String(), tc.want)
 		}
 	}

@@ -9,6 +9,22 @@ import (
 	"os"
 )
 
+// The exit codes of `kwctl run`, which the project's commands share.
+const (
+	ExitOK       = 0 // the policy answered (allowed or rejected), or the command did its work
+	ExitSettings = 1 // the policy refused its settings
+	ExitUsage    = 2 // a bad command line, or an unreadable or malformed input
+	ExitStart    = 3 // the module could not start
+)
+
+// Failer returns how a command ends on an error: "<command>: <error>" on stderr, then the exit code.
+func Failer(stderr io.Writer, command string) func(code int, err error) int {
+	return func(code int, err error) int {
+		fmt.Fprintf(stderr, "%s: %v\n", command, err)
+		return code
+	}
+}
+
 // SettingsFlags are kwctl's settings flags, --settings-json and --settings-path (-s), which every command
 // that evaluates the policy takes (kwhost run, demo and serve, yunikorn-user-info-preflight).
 type SettingsFlags struct {

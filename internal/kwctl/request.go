@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/serdejson"
 )
 

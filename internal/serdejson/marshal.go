@@ -53,31 +53,21 @@ func AppendString(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')
 	for i := range len(s) {
-		switch c := s[i]; c {
-		case '"':
-			b = append(b, '\\', '"')
-		case '\\':
-			b = append(b, '\\', '\\')
-		case '\b':
-			b = append(b, '\\', 'b')
-		case '\f':
-			b = append(b, '\\', 'f')
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
+		c := s[i]
+		switch {
+		case shortEscapes[c] != 0:
+			b = append(b, '\\', shortEscapes[c])
+		case c < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
 		default:
-			if c < 0x20 {
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-			} else {
-				b = append(b, c)
-			}
+			b = append(b, c)
 		}
 	}
 	return append(b, '"')
 }
+
+// shortEscapes are the characters serde_json writes as a backslash and one character.
+var shortEscapes = [256]byte{'"': '"', '\\': '\\', '\b': 'b', '\f': 'f', '\n': 'n', '\r': 'r', '\t': 't'}
 
 var errRange = errors.New("number out of range")
 

@@ -1,6 +1,7 @@
 package wapchost
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -181,6 +182,30 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+// LockedBuffer is a sink that instances on several goroutines may write while another reads it: a log
+// for a test or a report. Make it with NewLockedBuffer.
+type LockedBuffer struct {
+	lockedWriter
+	buf bytes.Buffer
+}
+
+// NewLockedBuffer returns an empty LockedBuffer.
+func NewLockedBuffer() *LockedBuffer {
+	b := &LockedBuffer{}
+	b.w = &b.buf
+	return b
+}
+
+// Bytes returns a copy of what was written so far.
+func (b *LockedBuffer) Bytes() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return bytes.Clone(b.buf.Bytes())
+}
+
+// String returns what was written so far.
+func (b *LockedBuffer) String() string { return string(b.Bytes()) }
 
 func lockedOrDiscard(w io.Writer) io.Writer {
 	if w == nil {

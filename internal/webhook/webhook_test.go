@@ -265,8 +265,8 @@ func TestServe_BadRequestsAreHTTPErrors(t *testing.T) {
 
 func TestServe_LogsOneLinePerRequestAndRecordsTheUserInfoAsSent(t *testing.T) {
 	host := loadHost(t, guesttest.Policy(t))
-	var log, record syncBuffer
-	ts := server(t, host, webhook.Options{Log: &log, Record: &record})
+	log, record := wapchost.NewLockedBuffer(), wapchost.NewLockedBuffer()
+	ts := server(t, host, webhook.Options{Log: log, Record: record})
 	post(t, ts, review(t, podAlice))
 	post(t, ts, []byte(`nonsense`))
 
@@ -310,29 +310,6 @@ func TestServe_HealthzAnswersOK(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("HTTP %d", resp.StatusCode)
 	}
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func (b *syncBuffer) Bytes() []byte {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return bytes.Clone(b.buf.Bytes())
 }
 
 // startFailing starts fine for validate_settings, then fails every instance's start-up, as a module

@@ -16,12 +16,8 @@
 # OPERATORS_YUNIKORN_VERSION (the YuniKorn scheduler of the KubeRay + YuniKorn scenarios, default 1.8.0).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-T0=$(date +%s)
-el() { echo "$(($(date +%s) - T0))s"; }
-
-export KUBE_VERSION=${KUBE_VERSION:-1.31.4}
-export KUBE_BIN=${KUBE_BIN:-$ROOT/.tools/k8s/v$KUBE_VERSION/bin}
+# shellcheck source=run-env.bash
+. "$HERE/run-env.bash"
 export RUN=${RUN:-$ROOT/build/cluster-operators}
 export OPERATORS_DIR=${OPERATORS_DIR:-$ROOT/.tools/operators}
 read -ra keys <<< "${OPERATOR_KEYS:-spark-operator-v2.4.0 flink-operator-1.10.0 kuberay-v1.4.0 kuberay-v1.5.0 argo-v3.7.9 argo-v4.0.7 training-operator-v1.9.3}"

@@ -16,12 +16,8 @@
 # build/cluster), API_PORT, ETCD_PORT, KCM_PORT, WEBHOOK_PORT, BATS_FILTER (a regex of test names).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-T0=$(date +%s)
-el() { echo "$(($(date +%s) - T0))s"; }
-
-export KUBE_VERSION=${KUBE_VERSION:-1.31.4}
-export KUBE_BIN=${KUBE_BIN:-$ROOT/.tools/k8s/v$KUBE_VERSION/bin}
+# shellcheck source=run-env.bash
+. "$HERE/run-env.bash"
 export RUN=${RUN:-$ROOT/build/cluster}
 export KWHOST=${KWHOST:-$ROOT/build/kwhost} POLICY=${POLICY:-$ROOT/policy.wasm}
 export PREFLIGHT=${PREFLIGHT:-$ROOT/build/yunikorn-user-info-preflight}

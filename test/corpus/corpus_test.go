@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"testing"
@@ -14,6 +15,10 @@ import (
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/test/corpus"
 )
 
+// pack re-records the corpus (make corpus): the calls kwhost recorded in this file are packed into
+// calls.jsonl.gz, which the test then replays.
+var pack = flag.String("pack", "", "pack the calls kwhost recorded in this file into calls.jsonl.gz first")
+
 // minEntries guards the corpus itself: a re-recording that lost a suite fails here.
 const minEntries = 2000
 
@@ -21,6 +26,13 @@ const minEntries = 2000
 // policy-server runs each request, and wants the recorded answer, failure and log entries byte for byte.
 // The module is $POLICY when set (make check: policy.wasm as shipped), else the policy built from source.
 func TestCorpus_EveryCallGivesTheRecordedBytes(t *testing.T) {
+	if *pack != "" {
+		summary, err := corpus.Pack(*pack, "calls.jsonl.gz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Log(summary)
+	}
 	var wasm []byte
 	if p := os.Getenv("POLICY"); p != "" {
 		b, err := os.ReadFile(p)

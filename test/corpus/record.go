@@ -2,7 +2,7 @@
 // through policy.wasm: every validate and validate_settings call the e2e suites, the demo and the tour
 // made, with the answer and the log entries the policy gave. A change that means to keep behaviour (a
 // refactoring, a faster engine) must give the same bytes for every entry; a change of behaviour
-// re-records the corpus (`make corpus`), and the diff of `make corpus-diff` is part of its review.
+// re-records the corpus (`make corpus`), and what changed in it is part of its review.
 package corpus
 
 import (
