@@ -104,7 +104,7 @@ func benchRequest(b *testing.B) map[string]any {
 	return req
 }
 
-// A requester in 1,000 groups of 35 characters, as internal/wasmbench's groups-1000 scenario.
+// A requester in 1,000 groups of 35 characters, as bench/wasmbench's groups-1000 scenario.
 func BenchmarkValidate_Groups1000(b *testing.B) {
 	req := benchRequest(b)
 	groups := make([]string, 1000)
