@@ -158,6 +158,15 @@ bench-guest: $(TOOLS)/tinygo.path ## policy/'s Go benchmarks inside the wasm gue
 BENCH ?= .
 BENCHTIME ?= 1s
 
+# One instance kept for many evaluations, as older policy-server releases and `kwctl bench` run a policy:
+# the guest's memory after every 1,000 of KEPT_N mixed evaluations of 4 KB to 1 MB requests, the slowest
+# call, and every answer checked against a fresh instance's (bench/keptinstance; not part of make test).
+.PHONY: bench-kept
+bench-kept: policy.wasm ## one instance kept for KEPT_N (10000) mixed evaluations up to 1 MB: memory every 1,000, the slowest call
+	go run ./bench/keptinstance -policy policy.wasm -n $(KEPT_N)
+
+KEPT_N ?= 10000
+
 .PHONY: annotated-policy.wasm
 annotated-policy.wasm: policy.wasm ## annotate policy.wasm with metadata.yml for release (needs kwctl)
 	@command -v kwctl >/dev/null 2>&1 || { echo "kwctl is not installed: get it from https://github.com/kubewarden/adm-controller/releases (kwctl is built in the kubewarden-controller repository, crates/kwctl), then run: kwctl annotate -m metadata.yml -u README.md -o annotated-policy.wasm policy.wasm" >&2; exit 1; }
