@@ -2,7 +2,7 @@
 // policy-server releases and `kwctl bench` run a policy (policy-server today starts a fresh instance for
 // every request: `make bench`). Every evaluation reuses the guest's linear memory, which only grows, so
 // what the guest keeps or fragments between calls adds up: the command prints the memory after every
-// -every evaluations, the slowest call, and compares the final memory with the most one evaluation needs
+// -every evaluations and each call that grew it, the slowest call, and compares the final memory with the most one evaluation needs
 // in a fresh instance. It also checks that every answer is the one a fresh instance gives for the same
 // payload. It is a benchmark, not a test: `make bench-kept`.
 //
@@ -77,23 +77,9 @@ func run(policyPath, requestsDir, settingsDir string, n, every int, seed uint64)
 	}
 	defer host.Close(ctx)
 
-	// What each request needs on its own, in a fresh instance, and the answer the kept one must give.
-	var largest *request
-	for i := range reqs {
-		r := &reqs[i]
-		inst, err := host.NewInstance(ctx)
-		if err != nil {
-			return err
-		}
-		r.want, err = inst.Call(ctx, "validate", r.payload)
-		r.fresh = inst.MemorySize()
-		_ = inst.Close(ctx)
-		if err != nil {
-			return fmt.Errorf("%s in a fresh instance: %w", r.name, err)
-		}
-		if largest == nil || r.fresh > largest.fresh {
-			largest = r
-		}
+	largest, err := freshReference(ctx, host, reqs)
+	if err != nil {
+		return err
 	}
 	fmt.Printf("keptinstance: %s (%.1f KB), %d requests (%d fixtures and 2 constructed objects, each at %s), %d evaluations in one instance\n",
 		policyPath, float64(len(wasm))/1024, len(reqs), len(reqs)/len(sizes)-2, sizeList(), n)
@@ -114,12 +100,15 @@ func run(policyPath, requestsDir, settingsDir string, n, every int, seed uint64)
 		blockMax    time.Duration
 		blockName   string
 		mismatches  int
+		total       time.Duration
+		memory      = inst.MemorySize()
 	)
 	for i := 1; i <= n; i++ {
 		r := &reqs[rng.IntN(len(reqs))]
 		start := time.Now()
 		got, err := inst.Call(ctx, "validate", r.payload)
 		took := time.Since(start)
+		total += took
 		if err != nil {
 			return fmt.Errorf("evaluation %d (%s), memory %s: %w", i, r.name, mib(inst.MemorySize()), err)
 		}
@@ -128,6 +117,10 @@ func run(policyPath, requestsDir, settingsDir string, n, every int, seed uint64)
 			if mismatches <= 3 {
 				fmt.Printf("evaluation %d (%s): the answer differs from a fresh instance's\n", i, r.name)
 			}
+		}
+		if now := inst.MemorySize(); now != memory {
+			fmt.Printf("%11d %12s   grown by %s (%s payload, %s answer)\n", i, mib(now), r.name, kb(len(r.payload)), kb(len(got)))
+			memory = now
 		}
 		block = append(block, took)
 		if took > blockMax {
@@ -144,7 +137,7 @@ func run(policyPath, requestsDir, settingsDir string, n, every int, seed uint64)
 	}
 	final := inst.MemorySize()
 	ratio := float64(final) / float64(largest.fresh)
-	fmt.Printf("\nslowest call: %s (%s)\n", ms(slowest), slowestName)
+	fmt.Printf("\nslowest call: %s (%s); all %d calls: %s\n", ms(slowest), slowestName, n, ms(total))
 	fmt.Printf("memory after %d evaluations: %s = %.2fx the most one evaluation needs in a fresh instance (%s)\n",
 		n, mib(final), ratio, mib(largest.fresh))
 	verdict := "ok  "
@@ -157,6 +150,29 @@ func run(policyPath, requestsDir, settingsDir string, n, every int, seed uint64)
 	}
 	fmt.Printf("ok   every answer is the one a fresh instance gives\n")
 	return nil
+}
+
+// freshReference evaluates every request in a fresh instance: the answer the kept instance must give,
+// and the memory it needs on its own. It returns the request that needs the most.
+func freshReference(ctx context.Context, host *wapchost.Host, reqs []request) (*request, error) {
+	var largest *request
+	for i := range reqs {
+		r := &reqs[i]
+		inst, err := host.NewInstance(ctx)
+		if err != nil {
+			return nil, err
+		}
+		r.want, err = inst.Call(ctx, "validate", r.payload)
+		r.fresh = inst.MemorySize()
+		_ = inst.Close(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("%s in a fresh instance: %w", r.name, err)
+		}
+		if largest == nil || r.fresh > largest.fresh {
+			largest = r
+		}
+	}
+	return largest, nil
 }
 
 // buildRequests pads every fixture to each of sizes, with the settings its kind needs.
@@ -373,7 +389,10 @@ func deepCopy(v map[string]any) (map[string]any, error) {
 		return nil, err
 	}
 	var out map[string]any
-	return out, json.Unmarshal(data, &out)
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // path walks nested JSON objects; a missing step gives nil.
