@@ -35,7 +35,7 @@ ACTIONLINT    := $(TOOLS)/actionlint/$(ACTIONLINT_VERSION)/actionlint
 RENOVATE_VERSION := 39.264.1
 RENOVATE_CONFIG_VALIDATOR := $(TOOLS)/renovate/$(RENOVATE_VERSION)/renovate-config-validator
 
-POLICY_SOURCES := main.go go.mod go.sum $(wildcard policy/*.go)
+POLICY_SOURCES := $(wildcard *.go) go.mod go.sum $(shell find policy -name '*.go')
 HOST_SOURCES   := go.mod go.sum $(shell find internal cmd -name '*.go' -not -path '*/testdata/*' 2>/dev/null)
 
 export GOFLAGS := -buildvcs=false
