@@ -1,26 +1,28 @@
 // Command yunikorn-user-info-policy is the Kubewarden policy module. This file only wires the waPC
-// exports and logging; every decision lives in package policy.
+// exports (guest.go) and logging; every decision lives in package policy.
 package main
 
 import (
-	_ "github.com/kubewarden/policy-sdk-go/protocol" // registers protocol_version ("v1") in its init
-	wapc "github.com/wapc/wapc-guest-tinygo"
+	"github.com/kubewarden/policy-sdk-go/constants"
 
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy"
 )
 
+// theGuest answers the host's calls (guest.go); main registers its functions.
+var theGuest guest
+
 func main() {
 	logger := policy.NewLogger(hostLog{})
-	// policy never returns a Go error: policy-server would turn it into a denial with code 500 that tells
-	// the user nothing (docs/rules.md "Bad input").
-	wapc.RegisterFunctions(wapc.Functions{
-		"validate": func(payload []byte) ([]byte, error) {
-			return policy.ValidateOver(payload, logger), nil
+	// policy never fails a call: policy-server would turn a guest error into a denial with code 500 that
+	// tells the user nothing (docs/rules.md "Bad input").
+	theGuest.functions = map[string]func([]byte) []byte{
+		"validate": func(payload []byte) []byte {
+			return policy.ValidateOver(payload, logger)
 		},
-		"validate_settings": func(payload []byte) ([]byte, error) {
-			return policy.ValidateSettings(payload), nil
-		},
-	})
+		"validate_settings": policy.ValidateSettings,
+		// The SDK's protocol package registers the same answer in its init, through the waPC package.
+		"protocol_version": func([]byte) []byte { return []byte(`"` + constants.ProtocolVersion + `"`) },
+	}
 }
 
 // hostLog sends each line onelog writes (one JSON object and its newline per Write) to the host, as
@@ -31,6 +33,6 @@ func main() {
 type hostLog struct{}
 
 func (hostLog) Write(line []byte) (int, error) {
-	_, _ = wapc.HostCall("kubewarden", "tracing", "log", line) // as the SDK's writer: a lost line is not an error
+	hostLogCall(line) // as the SDK's writer: a lost line is not an error
 	return len(line), nil
 }

@@ -232,9 +232,14 @@ func partsString(parts []rawjson.Part) string {
 
 // checkValidateOver checks that ValidateOver, the waPC handler's entry, answers payload with the bytes
 // Validate answered (want), whether it wrote them over the payload or into a buffer of its own, and
-// reports which it did.
+// reports which it did. It also checks the same answer from a payload whose buffer has room to spare
+// after it, filled with other bytes, as the waPC glue's kept buffer may have (guest.go).
 func checkValidateOver(t *testing.T, payload string, want []byte) (out []byte, over bool) {
 	t.Helper()
+	roomy := append([]byte(payload), bytes.Repeat([]byte{'"'}, len(payload)+64)...)[:len(payload)]
+	if spare := ValidateOver(roomy, NewLogger(io.Discard)); !bytes.Equal(spare, want) {
+		t.Fatalf("ValidateOver with room after the payload answered\n%s\nValidate answered\n%s", spare, want)
+	}
 	buf := []byte(payload)
 	if out = ValidateOver(buf, NewLogger(io.Discard)); !bytes.Equal(out, want) {
 		t.Fatalf("ValidateOver answered\n%s\nValidate answered\n%s", out, want)

@@ -30,7 +30,8 @@ func badInput(message string) decision { return reject(message) }
 func (d decision) encode() []byte { return d.encodeOver(nil) }
 
 // encodeOver answers with the decision written over buf, the validate payload it was read from, when the
-// answer fits in buf (edit.rawjson.WriteOver); otherwise in a buffer of its own, sized for the whole answer. A
+// answer fits in buf's capacity (edit.rawjson.WriteOver; the waPC glue, guest.go, hands over a payload whose
+// buffer may be larger, kept from an earlier call); otherwise in a buffer of its own, sized for the whole answer. A
 // mutated object is as large as the request's, and in the guest a buffer for it costs more than the
 // copy: the heap grows for a large one, after a collection that frees nothing and follows every view into
 // the payload back to the payload's start, and its pages are new pages to touch.
@@ -40,7 +41,8 @@ func (d decision) encodeOver(buf []byte) []byte {
 		return frame
 	}
 	n := len(frame) + d.mutated.Len()
-	if n <= len(buf) {
+	if n <= cap(buf) {
+		buf = buf[:max(n, len(buf))] // the payload's text and the answer: WriteOver orders its moves within them
 		end := d.mutated.WriteOver(buf, at)
 		copy(buf, frame[:at]) // after the object: its text may have been there
 		copy(buf[end:], frame[at:])

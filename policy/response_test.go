@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"bytes"
 	"io"
 	"strconv"
 	"strings"
@@ -59,6 +60,26 @@ func TestValidateOver_OwnBufferWhenTheAnswerIsLarger(t *testing.T) {
 	}
 	if out, over := validateOver(t, podCreate(groups, 0, false)); over {
 		t.Fatalf("an answer of %d bytes was written over a payload it does not fit in", len(out))
+	}
+}
+
+// The same answer fits over a payload whose buffer has room after it (the waPC glue's buffer, kept from
+// a larger request): written there, not into a buffer of its own.
+func TestValidateOver_LargerAnswerWrittenIntoTheBuffersRoom(t *testing.T) {
+	groups := make([]string, 1000)
+	for i := range groups {
+		groups[i] = "g" + strconv.Itoa(i)
+	}
+	payload := podCreate(groups, 0, false)
+	want := Validate([]byte(payload), NewLogger(io.Discard))
+	buf := make([]byte, len(payload), 2*len(payload))
+	copy(buf, payload)
+	out := ValidateOver(buf, NewLogger(io.Discard))
+	if !bytes.Equal(out, want) {
+		t.Fatalf("ValidateOver answered\n%s\nValidate answered\n%s", out, want)
+	}
+	if &out[0] != &buf[0] {
+		t.Fatalf("an answer of %d bytes went to a buffer of its own though the payload's has %d", len(out), cap(buf))
 	}
 }
 

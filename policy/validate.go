@@ -15,9 +15,9 @@ func Validate(payload []byte, logger *onelog.Logger) []byte {
 }
 
 // ValidateOver is Validate for a payload the caller has no further use for: the answer is written over
-// the payload's bytes when it fits there (decision.encodeOver), so that a mutated object, as large as the
-// request's, needs no buffer of its own. The waPC handler uses it: the request buffer is the guest's own,
-// and nothing reads it after the call.
+// the payload's bytes, and the capacity after them, when it fits there (decision.encodeOver), so that a
+// mutated object, as large as the request's, needs no buffer of its own. The waPC handler uses it: the
+// request buffer is the guest's own, and nothing reads it after the call.
 func ValidateOver(payload []byte, logger *onelog.Logger) []byte {
 	return evaluate(payload, logger).encodeOver(payload)
 }

@@ -1,0 +1,44 @@
+package main
+
+// guest is the waPC guest: the functions main registers, and the one buffer every call's request is
+// read into. github.com/wapc/wapc-guest-tinygo allocates the operation and the payload afresh for every
+// call; in an instance kept for many evaluations (older policy-server releases, `kwctl bench`) each
+// request of up to a megabyte is then garbage that the next collection must find, and TinyGo's collector,
+// which takes any word of the globals or the stack that looks like a heap address for a pointer, keeps
+// some of them alive: the heap doubles again and again
+// (docs/performance.md "Memory in a kept instance").
+//
+// Here the buffer lives as long as the instance and is replaced only by a larger one: the request is
+// read into it, and policy.ValidateOver writes the answer over it, up to its capacity. A kept instance
+// evaluating requests no larger than one it has seen, with answers no larger than one it has given,
+// then allocates no buffer for them. A fresh instance (one request, as policy-server runs it) allocates
+// one buffer for the operation and the payload, where the waPC package allocated two.
+type guest struct {
+	functions map[string]func(payload []byte) []byte
+	buf       []byte // operation then payload, as read by the last call
+	// want is the size of the next buffer: the largest request or answer seen, so that an answer larger
+	// than its request (a stamp for each of many targets) is written over the buffer the next time.
+	want int
+}
+
+// call runs the operation of a __guest_call: request fills the operation and payload slices it is
+// given; the answer, or an error message with ok false, goes back to the host.
+func (g *guest) call(operationSize, payloadSize int, request func(operation, payload []byte)) (answer []byte, ok bool) {
+	n := operationSize + payloadSize
+	g.want = max(g.want, n)
+	if cap(g.buf) < g.want {
+		g.buf = nil // no longer referenced while its successor is allocated
+		g.buf = make([]byte, g.want)
+	}
+	operation := g.buf[:operationSize:operationSize]
+	// The payload's capacity runs to the buffer's end: the answer may be written that far.
+	payload := g.buf[operationSize:n:cap(g.buf)]
+	request(operation, payload)
+	f, found := g.functions[string(operation)]
+	if !found {
+		return []byte(`Could not find function "` + string(operation) + `"`), false
+	}
+	answer = f(payload)
+	g.want = max(g.want, operationSize+len(answer))
+	return answer, true
+}
