@@ -30,6 +30,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/bench/wasmbench"
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/wapchost"
 )
 
@@ -200,7 +201,7 @@ func buildRequests(requestsDir, settingsDir string) ([]request, error) {
 		if err := json.Unmarshal(data, &req); err != nil {
 			return nil, fmt.Errorf("%s: %w", file, err)
 		}
-		kind, _ := path(req, "kind", "kind").(string)
+		kind, _ := wasmbench.Path(req, "kind", "kind").(string)
 		settings := declared[kind]
 		if settings == "" {
 			settings = `{}`
@@ -298,7 +299,7 @@ func padObject(req map[string]any, round, n int) bool {
 			return false
 		}
 	}
-	if containers, _ := path(obj, "spec", "containers").([]any); len(containers) > 0 {
+	if containers, _ := wasmbench.Path(obj, "spec", "containers").([]any); len(containers) > 0 {
 		if c, ok := containers[0].(map[string]any); ok {
 			env, _ := c["env"].([]any)
 			for j := range max(n/60, 1) {
@@ -354,7 +355,7 @@ func padLastApplied(req map[string]any, round, n int) bool {
 
 // padWorkerGroups repeats the RayCluster's first worker group: every copy is a target that gets a stamp.
 func padWorkerGroups(req map[string]any, round, n int) bool {
-	spec, _ := path(req, "object", "spec").(map[string]any)
+	spec, _ := wasmbench.Path(req, "object", "spec").(map[string]any)
 	groups, _ := spec["workerGroupSpecs"].([]any)
 	first, _ := firstOf(groups).(map[string]any)
 	if first == nil {
@@ -393,18 +394,6 @@ func deepCopy(v map[string]any) (map[string]any, error) {
 		return nil, err
 	}
 	return out, nil
-}
-
-// path walks nested JSON objects; a missing step gives nil.
-func path(v any, keys ...string) any {
-	for _, k := range keys {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		v = m[k]
-	}
-	return v
 }
 
 func sizeList() string {

@@ -520,7 +520,7 @@ func growPod(req []byte, size int) ([]byte, error) {
 	if err := json.Unmarshal(req, &r); err != nil {
 		return nil, err
 	}
-	containers, _ := path(r, "object", "spec", "containers").([]any)
+	containers, _ := Path(r, "object", "spec", "containers").([]any)
 	if len(containers) == 0 {
 		return nil, errors.New("the pod fixture has no containers to pad")
 	}
@@ -542,8 +542,8 @@ func growPod(req []byte, size int) ([]byte, error) {
 	}
 }
 
-// path walks nested JSON objects; a missing step gives nil.
-func path(v any, keys ...string) any {
+// Path walks nested JSON objects (as encoding/json decodes them into any); a missing step gives nil.
+func Path(v any, keys ...string) any {
 	for _, k := range keys {
 		m, ok := v.(map[string]any)
 		if !ok {
