@@ -36,7 +36,7 @@ ACTIONLINT    := $(TOOLS)/actionlint/$(ACTIONLINT_VERSION)/actionlint
 RENOVATE_VERSION := 39.264.1
 RENOVATE_CONFIG_VALIDATOR := $(TOOLS)/renovate/$(RENOVATE_VERSION)/renovate-config-validator
 
-POLICY_SOURCES := $(wildcard *.go) go.mod go.sum $(shell find policy -name '*.go')
+POLICY_SOURCES := $(wildcard *.go) go.mod go.sum $(shell find policy wapcguest -name '*.go')
 HOST_SOURCES   := go.mod go.sum $(shell find internal cmd -name '*.go' -not -path '*/testdata/*' 2>/dev/null)
 
 export GOFLAGS := -buildvcs=false
@@ -131,7 +131,7 @@ corpus: policy.wasm $(KWHOST) ## re-record test/corpus/calls.jsonl.gz from the e
 
 # The floor and the typed module go through every build step policy.wasm does, pre-initialiser included:
 # a floor that skipped a step the policy takes would flatter every ratio the benchmark divides by it.
-build/floor.tinygo.wasm build/typed.tinygo.wasm: build/%.tinygo.wasm: bench/%/main.go go.mod go.sum Makefile $(TOOLS)/tinygo.path
+build/floor.tinygo.wasm build/typed.tinygo.wasm: build/%.tinygo.wasm: bench/%/main.go $(wildcard wapcguest/*.go) go.mod go.sum Makefile $(TOOLS)/tinygo.path
 	@mkdir -p build
 	$$(cat $(TOOLS)/tinygo.path) build -o $@ $(TINYGO_FLAGS) ./bench/$*
 

@@ -1,28 +1,26 @@
 // Command yunikorn-user-info-policy is the Kubewarden policy module. This file only wires the waPC
-// exports (guest.go) and logging; every decision lives in package policy.
+// exports (package wapcguest) and logging; every decision lives in package policy.
 package main
 
 import (
 	"github.com/kubewarden/policy-sdk-go/constants"
 
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/wapcguest"
 )
-
-// theGuest answers the host's calls (guest.go); main registers its functions.
-var theGuest guest
 
 func main() {
 	logger := policy.NewLogger(hostLog{})
 	// policy never fails a call: policy-server would turn a guest error into a denial with code 500 that
 	// tells the user nothing (docs/rules.md "Bad input").
-	theGuest.functions = map[string]func([]byte) []byte{
+	wapcguest.Register(wapcguest.Functions{
 		"validate": func(payload []byte) []byte {
 			return policy.ValidateOver(payload, logger)
 		},
 		"validate_settings": policy.ValidateSettings,
 		// The SDK's protocol package registers the same answer in its init, through the waPC package.
 		"protocol_version": func([]byte) []byte { return []byte(`"` + constants.ProtocolVersion + `"`) },
-	}
+	})
 }
 
 // hostLog sends each line onelog writes (one JSON object and its newline per Write) to the host, as
@@ -33,6 +31,6 @@ func main() {
 type hostLog struct{}
 
 func (hostLog) Write(line []byte) (int, error) {
-	hostLogCall(line) // as the SDK's writer: a lost line is not an error
+	wapcguest.HostLog(line) // as the SDK's writer: a lost line is not an error
 	return len(line), nil
 }

@@ -233,7 +233,7 @@ func partsString(parts []rawjson.Part) string {
 // checkValidateOver checks that ValidateOver, the waPC handler's entry, answers payload with the bytes
 // Validate answered (want), whether it wrote them over the payload or into a buffer of its own, and
 // reports which it did. It also checks the same answer from a payload whose buffer has room to spare
-// after it, filled with other bytes, as the waPC glue's kept buffer may have (guest.go).
+// after it, filled with other bytes, as the waPC glue's kept buffer may have (package wapcguest).
 func checkValidateOver(t *testing.T, payload string, want []byte) (out []byte, over bool) {
 	t.Helper()
 	roomy := append([]byte(payload), bytes.Repeat([]byte{'"'}, len(payload)+64)...)[:len(payload)]

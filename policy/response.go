@@ -30,7 +30,7 @@ func badInput(message string) decision { return reject(message) }
 func (d decision) encode() []byte { return d.encodeOver(nil) }
 
 // encodeOver answers with the decision written over buf, the validate payload it was read from, when the
-// answer fits in buf's capacity (edit.rawjson.WriteOver; the waPC glue, guest.go, hands over a payload whose
+// answer fits in buf's capacity (Edit.WriteOver; the waPC glue, wapcguest, hands over a payload whose
 // buffer may be larger, kept from an earlier call); otherwise in a buffer of its own, sized for the whole answer. A
 // mutated object is as large as the request's, and in the guest a buffer for it costs more than the
 // copy: the heap grows for a large one, after a collection that frees nothing and follows every view into

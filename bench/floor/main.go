@@ -1,14 +1,14 @@
 // Command floor is the benchmark's floor: a TinyGo waPC policy that accepts every request without reading
-// it, built with the same flags as policy.wasm. `make bench` reports every scenario as a ratio to it, so
+// it, built with the same flags and on the same waPC glue (package wapcguest) as policy.wasm. `make bench` reports every scenario as a ratio to it, so
 // results compare across machines: what remains above 1 is the policy's own work.
 package main
 
-import wapc "github.com/wapc/wapc-guest-tinygo"
+import "github.com/seed-a6d343df/yunikorn-user-info-policy/wapcguest"
 
 func main() {
-	wapc.RegisterFunctions(wapc.Functions{
-		"validate":          func([]byte) ([]byte, error) { return []byte(`{"accepted":true}`), nil },
-		"validate_settings": func([]byte) ([]byte, error) { return []byte(`{"valid":true}`), nil },
-		"protocol_version":  func([]byte) ([]byte, error) { return []byte(`"v1"`), nil },
+	wapcguest.Register(wapcguest.Functions{
+		"validate":          func([]byte) []byte { return []byte(`{"accepted":true}`) },
+		"validate_settings": func([]byte) []byte { return []byte(`{"valid":true}`) },
+		"protocol_version":  func([]byte) []byte { return []byte(`"v1"`) },
 	})
 }

@@ -182,7 +182,7 @@ func TestRelease_SBOMListsTheModulesThatShip(t *testing.T) {
 			t.Errorf("the SBOM's go.mod lacks %s, which the module is built from:\n%s", want, gomod)
 		}
 	}
-	// The waPC glue is the module's own (guest.go); the waPC package builds bench/'s modules only.
+	// The waPC glue is the module's own (package wapcguest); the waPC package builds the typed module and test guests only.
 	for _, never := range []string{"k8s.io/", "apache/yunikorn", "wasmtime-go", "tetratelabs/wazero", "google/go-cmp", "gopkg.in/yaml", "wI2L/jsondiff",
 		"wapc/wapc-guest-tinygo"} {
 		if strings.Contains(gomod, never) {

@@ -1,4 +1,8 @@
-package main
+// Package wapcguest is the modules' waPC guest: the exports and imports of the waPC protocol, the functions a
+// module registers, and the one buffer every call's request is read into. policy.wasm and the benchmark's
+// floor and typed modules are built on it alike, so that the floor pays what the policy pays for the
+// protocol and nothing else.
+package wapcguest
 
 // guest is the waPC guest: the functions main registers, and the one buffer every call's request is
 // read into. github.com/wapc/wapc-guest-tinygo allocates the operation and the payload afresh for every
@@ -14,7 +18,7 @@ package main
 // then allocates no buffer for them. A fresh instance (one request, as policy-server runs it) allocates
 // one buffer for the operation and the payload, where the waPC package allocated two.
 type guest struct {
-	functions map[string]func(payload []byte) []byte
+	functions Functions
 	buf       []byte // operation then payload, as read by the last call
 	// want is the size of the next buffer: the largest request or answer seen, so that an answer larger
 	// than its request (a stamp for each of many targets) is written over the buffer the next time.
@@ -42,3 +46,14 @@ func (g *guest) call(operationSize, payloadSize int, request func(operation, pay
 	g.want = max(g.want, operationSize+len(answer))
 	return answer, true
 }
+
+// Functions are a module's operations by name: each answers its payload (and never fails: a guest error
+// becomes a denial with code 500 that tells the user nothing). An operation may write its answer over its
+// payload, up to the payload's capacity.
+type Functions = map[string]func(payload []byte) []byte
+
+// theGuest answers the host's calls.
+var theGuest guest
+
+// Register sets the module's operations; main calls it once.
+func Register(functions Functions) { theGuest.functions = functions }

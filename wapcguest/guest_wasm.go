@@ -1,6 +1,6 @@
 //go:build tinygo.wasm
 
-package main
+package wapcguest
 
 // The waPC imports and export, as github.com/wapc/wapc-guest-tinygo declares them (the protocol's
 // names and signatures), around guest.call. Memory is handed over as the address of a slice's first
@@ -35,8 +35,9 @@ func guestCall(operationSize, payloadSize uint32) bool {
 // The host call that logs: kubewarden, tracing, log.
 var logBinding, logNamespace, logOperation = []byte("kubewarden"), []byte("tracing"), []byte("log")
 
-// hostLogCall sends one log line to the host, as the SDK's writer does; the host's answer is not read.
-func hostLogCall(line []byte) {
+// HostLog sends one log line to the host (kubewarden, tracing, log), as the SDK's writer does; the host's
+// answer is not read.
+func HostLog(line []byte) {
 	hostCall(first(logBinding), uint32(len(logBinding)), first(logNamespace), uint32(len(logNamespace)),
 		first(logOperation), uint32(len(logOperation)), first(line), uint32(len(line)))
 }
