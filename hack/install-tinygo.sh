@@ -104,6 +104,7 @@ chmod -R u+w "$root"
 
 if [ ! -e "$root/src/net/net.go" ]; then
   net_dir="$(cd "$work" && go mod download -json "github.com/tinygo-org/tinygo@v${NET_SOURCE_VERSION}" | jq -r .Dir)"
+  mkdir -p "$root/src/net"
   for f in "$net_dir"/src/net/*.go; do
     case "$f" in *_test.go) ;; *) cp "$f" "$root/src/net/" ;; esac
   done
