@@ -301,11 +301,7 @@ func padObject(req map[string]any, round, n int) bool {
 	}
 	if containers, _ := wasmbench.Path(obj, "spec", "containers").([]any); len(containers) > 0 {
 		if c, ok := containers[0].(map[string]any); ok {
-			env, _ := c["env"].([]any)
-			for j := range max(n/60, 1) {
-				env = append(env, map[string]any{"name": fmt.Sprintf("SETTING_%06d", round*100000+j), "value": "some-configuration-value"})
-			}
-			c["env"] = env
+			wasmbench.PadEnv(c, round, n)
 			return true
 		}
 	}

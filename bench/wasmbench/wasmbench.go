@@ -528,18 +528,23 @@ func growPod(req []byte, size int) ([]byte, error) {
 	if !ok {
 		return nil, errors.New("the pod fixture's first container is not an object")
 	}
-	env, _ := container["env"].([]any)
 	for i := 0; ; i++ {
 		out, err := json.Marshal(r)
 		if err != nil || len(out) >= size {
 			return out, err
 		}
-		grow := max((size-len(out))/60, 1)
-		for j := range grow {
-			env = append(env, map[string]any{"name": fmt.Sprintf("SETTING_%06d", i*100000+j), "value": "some-configuration-value"})
-		}
-		container["env"] = env
+		PadEnv(container, i, size-len(out))
 	}
+}
+
+// PadEnv appends about n bytes of environment variables to a container, as a large Pod carries them;
+// round keeps the names of successive calls apart.
+func PadEnv(container map[string]any, round, n int) {
+	env, _ := container["env"].([]any)
+	for j := range max(n/60, 1) {
+		env = append(env, map[string]any{"name": fmt.Sprintf("SETTING_%06d", round*100000+j), "value": "some-configuration-value"})
+	}
+	container["env"] = env
 }
 
 // Path walks nested JSON objects (as encoding/json decodes them into any); a missing step gives nil.
