@@ -34,34 +34,37 @@ type podIdentity struct {
 	taskGroups gjson.Result // the task-groups annotation; absent when not set
 }
 
-// readPodIdentity reads the application ID and the task groups from target metadata (metadata, which may
-// be absent) and its annotations map; md names the metadata for messages. Keys are compared after
-// unescaping, and a key the decision reads that occurs twice is bad input.
-func readPodIdentity(x *rawjson.Index, metadata, annotations gjson.Result, md func(...string) string) (podIdentity, string) {
+// readPodIdentity reads the application ID and the task groups from a pod's (or a pod template's) labels
+// and annotations maps, either of which may be absent; labelsAt and annotationsAt name them in messages.
+// Keys are compared after unescaping, and a key the decision reads that occurs twice is bad input.
+func readPodIdentity(x *rawjson.Index, labels, annotations gjson.Result, labelsAt, annotationsAt string) (podIdentity, string) {
 	var id podIdentity
-	if !metadata.IsObject() {
-		return id, ""
-	}
-	read := func(mapName, key string) (string, string) {
-		_, v, problem := stringEntry(x, metadata, mapName, key, md)
-		return v.Str, problem
-	}
-	for _, source := range [...]struct{ mapName, key string }{
-		{"labels", appIDKey}, {"annotations", appIDKey}, {"labels", applicationIDKey}, {"labels", sparkAppSelector},
+	for _, source := range [...]struct {
+		label bool
+		key   string
+	}{
+		{true, appIDKey}, {false, appIDKey}, {true, applicationIDKey}, {true, sparkAppSelector},
 	} {
-		v, problem := read(source.mapName, source.key)
+		m, at := annotations, annotationsAt
+		if source.label {
+			m, at = labels, labelsAt
+		}
+		if !m.IsObject() {
+			continue
+		}
+		v, problem := stringEntry(x, m, source.key, at)
 		if problem != "" {
 			return id, problem
 		}
-		if v != "" {
-			id.appID = v
+		if v.Str != "" {
+			id.appID = v.Str
 			break
 		}
 	}
 	if annotations.IsObject() {
 		var dup bool
 		if id.taskGroups, dup = x.Child(annotations, TaskGroupsKey); dup {
-			return id, duplicateKey(md("annotations"), TaskGroupsKey)
+			return id, duplicateKey(annotationsAt, TaskGroupsKey)
 		}
 	}
 	return id, ""

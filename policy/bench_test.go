@@ -209,14 +209,14 @@ func phaseEvaluation() *evaluation {
 	settings, _ := ParseSettings([]byte(r.settings.Raw))
 	custom, _ := settings.customKind(r.group, r.kind)
 	who, _ := readRequester(&r)
-	return &evaluation{settings: settings, req: &r, who: who, kind: workload{name: r.kind, custom: custom}, log: onelog.New(io.Discard, onelog.ALL)}
+	return &evaluation{settings: settings, req: &r, who: who, kind: declared(r.kind, custom), log: onelog.New(io.Discard, onelog.ALL)}
 }
 
 func BenchmarkPhase_Walk(b *testing.B) {
 	e := phaseEvaluation()
 	b.ReportAllocs()
 	for b.Loop() {
-		e.customMaps(e.req.object, "request.object")
+		e.walk(e.req.object, "request.object")
 	}
 }
 
@@ -224,7 +224,7 @@ func BenchmarkPhase_Decide(b *testing.B) {
 	e := phaseEvaluation()
 	b.ReportAllocs()
 	for b.Loop() {
-		e.createCustom()
+		e.create()
 	}
 }
 

@@ -8,7 +8,7 @@ import (
 // Rule 10: the API server copies a Binding's metadata.annotations onto the still unscheduled pod, with no
 // Pod admission, so a Binding must not carry the annotation.
 
-func TestBinding_Rule10_AnnotationIsRefusedWhoeverSendsIt(t *testing.T) {
+func TestRule10_AnnotationIsRefusedWhoeverSendsIt(t *testing.T) {
 	for _, name := range []string{"binding-create-forged", "bindings-create-forged"} {
 		for _, user := range []map[string]any{bob, kcm, airflow, rsc} {
 			for _, settings := range []string{"", rejectSettings, externalSettings, noControllersSettings} {
@@ -24,7 +24,7 @@ func TestBinding_Rule10_AnnotationIsRefusedWhoeverSendsIt(t *testing.T) {
 	}
 }
 
-func TestBinding_Rule10_AnyValueOrEscapedKeyIsRefused(t *testing.T) {
+func TestRule10_AnyValueOrEscapedKeyIsRefused(t *testing.T) {
 	for _, annotations := range []string{
 		`{"yunikorn.apache.org/user.info":""}`,
 		`{"yunikorn.apache.org/user.info":"{\"user\":\"bob\",\"groups\":[\"qa\",\"system:authenticated\"]}"}`, // even the sender's own
@@ -39,7 +39,7 @@ func TestBinding_Rule10_AnyValueOrEscapedKeyIsRefused(t *testing.T) {
 	}
 }
 
-func TestBinding_Rule10_SchedulersBindingIsAcceptedUnchanged(t *testing.T) {
+func TestRule10_SchedulersBindingIsAcceptedUnchanged(t *testing.T) {
 	resp, _ := evaluateReq(t, fixture(t, "binding-create-scheduler"), "")
 	expectAccepted(t, resp)
 	for _, object := range []string{`{}`, `{"metadata":null}`, `{"metadata":{"name":"p"}}`, `{"metadata":{"annotations":null}}`,
@@ -50,7 +50,7 @@ func TestBinding_Rule10_SchedulersBindingIsAcceptedUnchanged(t *testing.T) {
 	}
 }
 
-func TestBinding_Rule10_NeedsNoUsernameAndNoSettings(t *testing.T) {
+func TestRule10_NeedsNoUsernameAndNoSettings(t *testing.T) {
 	req := fixture(t, "binding-create-scheduler")
 	delete(req, "userInfo")
 	resp, _ := evaluateReq(t, req, `{"bypassAuth":"not read"}`)
@@ -61,7 +61,7 @@ func TestBinding_Rule10_NeedsNoUsernameAndNoSettings(t *testing.T) {
 	expectRejected(t, resp, BindingRefusal)
 }
 
-func TestBinding_Rule10_UnreadableMetadataIsBadInput(t *testing.T) {
+func TestRule10_UnreadableMetadataIsBadInput(t *testing.T) {
 	for _, tc := range []struct{ object, want string }{
 		{`null`, "request.object is missing or not an object"},
 		{`[]`, "request.object is missing or not an object"},
@@ -78,7 +78,7 @@ func TestBinding_Rule10_UnreadableMetadataIsBadInput(t *testing.T) {
 	expectRejected(t, resp, "request.object is missing or not an object")
 }
 
-func TestBinding_Rule10_LabelsAreNotConcerned(t *testing.T) {
+func TestRule10_LabelsAreNotConcerned(t *testing.T) {
 	// A Binding's labels are not copied onto the pod: the legacy label plays no part.
 	resp, _ := evaluateRaw(t, `{"request":{"operation":"CREATE","kind":{"group":"","kind":"Binding"},"object":`+
 		`{"metadata":{"labels":{"yunikorn.apache.org/username":"alice"}}}}}`)

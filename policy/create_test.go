@@ -45,7 +45,7 @@ func as(t *testing.T, name, kind string, user map[string]any, value any) map[str
 	return req
 }
 
-func TestCreate_Rule3_StampsTheRequesterOnEveryKind(t *testing.T) {
+func TestRule3_StampsTheRequesterOnEveryKind(t *testing.T) {
 	for kind, name := range stampedKinds {
 		t.Run(kind, func(t *testing.T) {
 			req := fixture(t, name)
@@ -61,14 +61,14 @@ func TestCreate_Rule3_StampsTheRequesterOnEveryKind(t *testing.T) {
 	}
 }
 
-func TestCreate_Rule3_WorkloadOwnMetadataIsNotTouched(t *testing.T) {
+func TestRule3_WorkloadOwnMetadataIsNotTouched(t *testing.T) {
 	req := fixture(t, "deployment-create-alice")
 	resp, _ := evaluateReq(t, req, "")
 	// expectOnly compares the whole object: the Deployment's own annotations stay {"team":"a"}.
 	expectOnly(t, req, resp, "Deployment", "annotations", AnnotationKey, aliceValue)
 }
 
-func TestCreate_Rule3_StampKeepsEveryOtherByte(t *testing.T) {
+func TestRule3_StampKeepsEveryOtherByte(t *testing.T) {
 	// The splice inserts one member; removing it must give back the original text exactly, including
 	// replicas: 0, allowPrivilegeEscalation: false, runAsUser: 0, hostUsers: false, {} and unknown fields.
 	for kind, name := range stampedKinds {
@@ -91,7 +91,7 @@ func TestCreate_Rule3_StampKeepsEveryOtherByte(t *testing.T) {
 	}
 }
 
-func TestCreate_Rule3_CreatesMissingMetadataAndAnnotations(t *testing.T) {
+func TestRule3_CreatesMissingMetadataAndAnnotations(t *testing.T) {
 	const stamped = `"metadata":{"annotations":{"yunikorn.apache.org/user.info":"{\"user\":\"alice\",\"groups\":[\"devops\",\"system:authenticated\"]}"}}`
 	for _, tc := range []struct{ name, object, want string }{
 		{"no metadata", `{"kind":"Pod","spec":{}}`, `{` + stamped + `,"kind":"Pod","spec":{}}`},
@@ -119,7 +119,7 @@ func TestCreate_Rule3_CreatesMissingMetadataAndAnnotations(t *testing.T) {
 	}
 }
 
-func TestCreate_Rule3_TemplateMetadataIsCreatedWhenMissing(t *testing.T) {
+func TestRule3_TemplateMetadataIsCreatedWhenMissing(t *testing.T) {
 	req := fixture(t, "cronjob-create-alice")
 	tmpl := path(req, "object", "spec", "jobTemplate", "spec", "template").(map[string]any)
 	delete(tmpl, "metadata")
@@ -127,7 +127,7 @@ func TestCreate_Rule3_TemplateMetadataIsCreatedWhenMissing(t *testing.T) {
 	expectOnly(t, req, resp, "CronJob", "annotations", AnnotationKey, aliceValue)
 }
 
-func TestCreate_Rule3_EscapedKeyIsTheSameKey(t *testing.T) {
+func TestRule1_EscapedKeyIsTheSameKey(t *testing.T) {
 	// `user\u002einfo` is the annotation: a forged value written with escapes is replaced, not duplicated.
 	payload := `{"request":{"operation":"CREATE","kind":{"group":"","kind":"Pod"},"userInfo":{"username":"bob"},` +
 		`"object":{"metadata":{"annotations":{"yunikorn.apache.org/user\u002einfo":"{\"user\":\"alice\"}"}}}},"settings":{}}`
@@ -138,21 +138,21 @@ func TestCreate_Rule3_EscapedKeyIsTheSameKey(t *testing.T) {
 	expectWarning(t, resp, replacedWarning("metadata"))
 }
 
-func TestCreate_Rule3_ControllerWithoutAnnotationGetsItsOwnIdentity(t *testing.T) {
+func TestRule3_ControllerWithoutAnnotationGetsItsOwnIdentity(t *testing.T) {
 	req := fixture(t, "pod-create-job-controller-no-annotation")
 	resp, _ := evaluateReq(t, req, "")
 	expectOnly(t, req, resp, "Pod", "annotations", AnnotationKey,
 		`{"user":"system:serviceaccount:kube-system:job-controller","groups":["system:serviceaccounts","system:serviceaccounts:kube-system","system:authenticated"]}`)
 }
 
-func TestCreate_Rule3_StampsWhenBypassAuthIsOn(t *testing.T) {
+func TestRule3_StampsWhenBypassAuthIsOn(t *testing.T) {
 	// Upstream adds nothing when bypassAuth is on; the design (and docs/rules.md rule 3) stamps.
 	req := as(t, "pod-create-alice", "Pod", airflow, nil)
 	resp, _ := evaluateReq(t, req, externalSettings)
 	expectOnly(t, req, resp, "Pod", "annotations", AnnotationKey, `{"user":"airflow","groups":["workflow-engines","system:authenticated"]}`)
 }
 
-func TestCreate_Rule1_UntrustedAnnotationIsReplaced(t *testing.T) {
+func TestRule1_UntrustedAnnotationIsReplaced(t *testing.T) {
 	for kind, name := range stampedKinds {
 		t.Run(kind, func(t *testing.T) {
 			req := as(t, name, kind, bob, aliceValue)
@@ -166,7 +166,7 @@ func TestCreate_Rule1_UntrustedAnnotationIsReplaced(t *testing.T) {
 	}
 }
 
-func TestCreate_Rule1_UntrustedAnnotationIsRejected(t *testing.T) {
+func TestRule1_UntrustedAnnotationIsRejected(t *testing.T) {
 	for kind, name := range stampedKinds {
 		t.Run(kind, func(t *testing.T) {
 			resp, _ := evaluateReq(t, as(t, name, kind, bob, aliceValue), rejectSettings)
@@ -176,7 +176,7 @@ func TestCreate_Rule1_UntrustedAnnotationIsRejected(t *testing.T) {
 }
 
 // Rule 1: an untrusted requester's value that is exactly its own stamp is accepted unchanged, in both modes.
-func TestCreate_Rule1_UntrustedRequestersOwnStampIsAcceptedUnchangedInBothModes(t *testing.T) {
+func TestRule1_UntrustedRequestersOwnStampIsAcceptedUnchangedInBothModes(t *testing.T) {
 	// kubectl create job --from=cronjob copies the owner's stamp: nothing is forged, nothing changes, in
 	// either mode, on every kind.
 	for kind, name := range stampedKinds {
@@ -194,13 +194,13 @@ func TestCreate_Rule1_UntrustedRequestersOwnStampIsAcceptedUnchangedInBothModes(
 	expectOnly(t, req, resp, "Pod", "annotations", AnnotationKey, bobValue)
 }
 
-func TestCreate_Rule1_EvenAnEmptyUntrustedValueIsReplaced(t *testing.T) {
+func TestRule1_EvenAnEmptyUntrustedValueIsReplaced(t *testing.T) {
 	req := as(t, "pod-create-alice", "Pod", bob, "")
 	resp, _ := evaluateReq(t, req, "")
 	expectOnly(t, req, resp, "Pod", "annotations", AnnotationKey, bobValue)
 }
 
-func TestCreate_Rule1_TrustedControllerValueIsKept(t *testing.T) {
+func TestRule1_TrustedControllerValueIsKept(t *testing.T) {
 	for _, name := range []string{"pod-create-replicaset-controller", "pod-create-kube-controller-manager"} {
 		t.Run(name, func(t *testing.T) {
 			resp, _ := evaluateReq(t, fixture(t, name), "")
@@ -211,7 +211,7 @@ func TestCreate_Rule1_TrustedControllerValueIsKept(t *testing.T) {
 	}
 }
 
-func TestCreate_Rule1_TrustedExternalValueIsKept(t *testing.T) {
+func TestRule1_TrustedExternalValueIsKept(t *testing.T) {
 	for _, u := range []namedUser{{"by user", airflow}, {"by group", spark}} {
 		user := u.user
 		t.Run(u.name, func(t *testing.T) {
@@ -225,20 +225,20 @@ func TestCreate_Rule1_TrustedExternalValueIsKept(t *testing.T) {
 	}
 }
 
-func TestCreate_Rule1_ExternalListsNeedBypassAuth(t *testing.T) {
+func TestRule1_ExternalListsNeedBypassAuth(t *testing.T) {
 	// [design] BYPASS_AUTH gates the external lists; upstream applies them always.
 	req := as(t, "pod-create-alice", "Pod", airflow, aliceValue)
 	resp, _ := evaluateReq(t, req, `{"externalUsers":["^airflow$"]}`)
 	expectOnly(t, req, resp, "Pod", "annotations", AnnotationKey, `{"user":"airflow","groups":["workflow-engines","system:authenticated"]}`)
 }
 
-func TestCreate_Rule1_ExternalGroupMatchesAnyOneGroup(t *testing.T) {
+func TestRule1_ExternalGroupMatchesAnyOneGroup(t *testing.T) {
 	user := map[string]any{"username": "carol", "groups": []any{"devs", "spark-submitters"}}
 	resp, _ := evaluateReq(t, as(t, "pod-create-alice", "Pod", user, aliceValue), externalSettings)
 	expectAccepted(t, resp)
 }
 
-func TestCreate_Rule1_TrustedInvalidValueIsRejected(t *testing.T) {
+func TestRule1_TrustedInvalidValueIsRejected(t *testing.T) {
 	for _, value := range []string{"", "null", "{}", `{"user":""}`, `{"user":"alice","groups":null}`,
 		`{"user":"alice","uid":"x"}`, `{"user":"bob","user":"alice"}`, `{"user":"alice"} trailing`, `{"USER":"alice"}`} {
 		t.Run(value, func(t *testing.T) {
@@ -248,7 +248,7 @@ func TestCreate_Rule1_TrustedInvalidValueIsRejected(t *testing.T) {
 	}
 }
 
-func TestCreate_Rule1_BypassControllersOffTreatsControllersAsUntrusted(t *testing.T) {
+func TestRule1_BypassControllersOffTreatsControllersAsUntrusted(t *testing.T) {
 	req := fixture(t, "pod-create-replicaset-controller")
 	resp, _ := evaluateReq(t, req, noControllersSettings)
 	expectOnly(t, req, resp, "Pod", "annotations", AnnotationKey,
@@ -259,14 +259,14 @@ func TestCreate_Rule1_BypassControllersOffTreatsControllersAsUntrusted(t *testin
 	expectRejected(t, resp, "user system:serviceaccount:kube-system:replicaset-controller with groups [system:serviceaccounts,system:serviceaccounts:kube-system,system:authenticated] is not allowed to set")
 }
 
-func TestCreate_Rule1_LookalikeNamespaceIsNotASystemUser(t *testing.T) {
+func TestRule1_LookalikeNamespaceIsNotASystemUser(t *testing.T) {
 	evil := map[string]any{"username": "system:serviceaccount:kube-system-evil:replicaset-controller", "groups": []any{"system:serviceaccounts"}}
 	req := as(t, "pod-create-alice", "Pod", evil, aliceValue)
 	resp, _ := evaluateReq(t, req, "")
 	expectOnly(t, req, resp, "Pod", "annotations", AnnotationKey, `{"user":"system:serviceaccount:kube-system-evil:replicaset-controller","groups":["system:serviceaccounts"]}`)
 }
 
-func TestCreate_Rule2_LegacyLabelStandsForTrustedSubmitters(t *testing.T) {
+func TestRule2_LegacyLabelStandsForTrustedSubmitters(t *testing.T) {
 	for _, u := range []namedUser{{"trusted external", airflow}, {"trusted controller", rsc}} {
 		user := u.user
 		t.Run(u.name, func(t *testing.T) {
@@ -281,7 +281,7 @@ func TestCreate_Rule2_LegacyLabelStandsForTrustedSubmitters(t *testing.T) {
 	}
 }
 
-func TestCreate_Rule2_LegacyLabelIsIgnoredOtherwise(t *testing.T) {
+func TestRule2_LegacyLabelIsIgnoredOtherwise(t *testing.T) {
 	for _, tc := range []struct {
 		name, settings string
 		user           map[string]any
@@ -306,14 +306,14 @@ func TestCreate_Rule2_LegacyLabelIsIgnoredOtherwise(t *testing.T) {
 	}
 }
 
-func TestCreate_Rule2_EmptyLegacyLabelIsNoLabel(t *testing.T) {
+func TestRule2_EmptyLegacyLabelIsNoLabel(t *testing.T) {
 	req := as(t, "pod-create-legacy-label", "Pod", airflow, nil)
 	setEntry(object(req, "object"), "Pod", "labels", "yunikorn.apache.org/username", "")
 	resp, _ := evaluateReq(t, req, externalSettings)
 	expectOnly(t, req, resp, "Pod", "annotations", AnnotationKey, `{"user":"airflow","groups":["workflow-engines","system:authenticated"]}`)
 }
 
-func TestCreate_Rule2_CustomLegacyLabel(t *testing.T) {
+func TestRule2_CustomLegacyLabel(t *testing.T) {
 	req := as(t, "pod-create-alice", "Pod", airflow, nil)
 	setEntry(object(req, "object"), "Pod", "labels", "example.com/owner", "alice")
 	resp, _ := evaluateReq(t, req, `{"bypassAuth":true,"externalUsers":"^airflow$","legacyUserLabel":"example.com/owner"}`)
@@ -321,7 +321,7 @@ func TestCreate_Rule2_CustomLegacyLabel(t *testing.T) {
 	expectWarning(t, resp, "the example.com/owner label is deprecated")
 }
 
-func TestCreate_Rule2_AnnotationWinsOverLabel(t *testing.T) {
+func TestRule2_AnnotationWinsOverLabel(t *testing.T) {
 	req := as(t, "pod-create-legacy-label", "Pod", airflow, aliceValue)
 	resp, _ := evaluateReq(t, req, externalSettings)
 	expectAccepted(t, resp)
@@ -330,7 +330,7 @@ func TestCreate_Rule2_AnnotationWinsOverLabel(t *testing.T) {
 	}
 }
 
-func TestCreate_Rule4_WorkloadBySystemUserIsNeverMutated(t *testing.T) {
+func TestRule4_WorkloadBySystemUserIsNeverMutated(t *testing.T) {
 	for _, tc := range []struct{ name, fixture, settings string }{
 		{"ReplicaSet from the deployment controller", "replicaset-create-deployment-controller", ""},
 		{"Job from the cronjob controller", "job-create-cronjob-controller", ""},
@@ -344,7 +344,7 @@ func TestCreate_Rule4_WorkloadBySystemUserIsNeverMutated(t *testing.T) {
 	}
 }
 
-func TestCreate_Rule4_SystemUserWorkloadWithoutAnnotationIsNotStamped(t *testing.T) {
+func TestRule4_SystemUserWorkloadWithoutAnnotationIsNotStamped(t *testing.T) {
 	for kind, name := range stampedKinds {
 		if kind == "Pod" {
 			continue
@@ -356,7 +356,7 @@ func TestCreate_Rule4_SystemUserWorkloadWithoutAnnotationIsNotStamped(t *testing
 	}
 }
 
-func TestCreate_Rule4_TrustedSystemUserValueIsValidated(t *testing.T) {
+func TestRule4_TrustedSystemUserValueIsValidated(t *testing.T) {
 	req := as(t, "replicaset-create-deployment-controller", "ReplicaSet", rsc, `{"user":"alice","groups":null}`)
 	resp, _ := evaluateReq(t, req, "")
 	expectRejected(t, resp, "the yunikorn.apache.org/user.info annotation in spec.template.metadata is not valid")
@@ -365,7 +365,7 @@ func TestCreate_Rule4_TrustedSystemUserValueIsValidated(t *testing.T) {
 	expectAccepted(t, resp)
 }
 
-func TestCreate_Rule4_DoesNotApplyToPods(t *testing.T) {
+func TestRule4_DoesNotApplyToPods(t *testing.T) {
 	req := as(t, "pod-create-alice", "Pod", kcm, nil)
 	resp, _ := evaluateReq(t, req, "")
 	expectOnly(t, req, resp, "Pod", "annotations", AnnotationKey, `{"user":"system:kube-controller-manager","groups":["system:authenticated"]}`)

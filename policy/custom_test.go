@@ -78,7 +78,7 @@ var (
 	bobJSON   = value(bobValue)
 )
 
-func TestCustomCreate_EveryTargetIsStamped(t *testing.T) {
+func TestRule11_EveryTargetIsStamped(t *testing.T) {
 	// Rule 11 (rule 3 per target): maps created after ">" when missing or null, kept fields untouched.
 	obj := `{"metadata":{"name":"pi","annotations":{"keep":"me"}},"spec":{"type":"Scala","driver":{"cores":1,"annotations":null},` +
 		`"executor":{"instances":0,"annotations":{"x":"y"}},"sparkConf":{"spark.ui.enabled":"false"}}}`
@@ -91,14 +91,14 @@ func TestCustomCreate_EveryTargetIsStamped(t *testing.T) {
 	}
 }
 
-func TestCustomCreate_MissingPrefixNamesNothing(t *testing.T) {
+func TestRule11_MissingPrefixNamesNothing(t *testing.T) {
 	for _, obj := range []string{`{"spec":{}}`, `{"spec":{"driver":"x","executor":[1]}}`, `{}`, `{"spec":null}`} {
 		resp, _ := evaluateReq(t, sparkApp(t, asAlice, obj, ""), sparkSettings)
 		expectAccepted(t, resp)
 	}
 }
 
-func TestCustomCreate_UntrustedValueIsReplacedWithOneWarning(t *testing.T) {
+func TestRule11_UntrustedValueIsReplacedWithOneWarning(t *testing.T) {
 	obj := `{"spec":{"driver":{"annotations":{"` + AnnotationKey + `":` + aliceJSON + `}},"executor":{"template":{"metadata":{"annotations":{"` +
 		AnnotationKey + `":` + aliceJSON + `}}}}}}`
 	resp, _ := evaluateReq(t, sparkApp(t, asBob, obj, ""), sparkSettings)
@@ -113,13 +113,13 @@ func TestCustomCreate_UntrustedValueIsReplacedWithOneWarning(t *testing.T) {
 		"spec.driver.annotations")
 }
 
-func TestCustomCreate_OwnIdentityIsNoMutation(t *testing.T) {
+func TestRule11_OwnIdentityIsNoMutation(t *testing.T) {
 	obj := `{"spec":{"driver":{"annotations":{"` + AnnotationKey + `":` + aliceJSON + `}},"executor":{"annotations":{"` + AnnotationKey + `":` + aliceJSON + `}}}}`
 	resp, _ := evaluateReq(t, sparkApp(t, asAlice, obj, ""), sparkSettings)
 	expectAccepted(t, resp)
 }
 
-func TestCustomCreate_TrustedValueIsValidatedAndKept(t *testing.T) {
+func TestRule11_TrustedValueIsValidatedAndKept(t *testing.T) {
 	settings := `{"bypassAuth":true,"externalUsers":["^airflow$"],"customWorkloads":[` + sparkEntry + `]}`
 	obj := `{"spec":{"driver":{"annotations":{"` + AnnotationKey + `":` + aliceJSON + `}},"executor":{}}}`
 	resp, _ := evaluateReq(t, sparkApp(t, asAirflow, obj, ""), settings)
@@ -131,7 +131,7 @@ func TestCustomCreate_TrustedValueIsValidatedAndKept(t *testing.T) {
 	expectRejected(t, resp, "the "+AnnotationKey+" annotation in spec.executor.annotations is not valid: \"user\" must not be empty")
 }
 
-func TestCustomCreate_SystemUserObjectIsLeftAlone(t *testing.T) {
+func TestRule11_SystemUserObjectIsLeftAlone(t *testing.T) {
 	// Rule 4 for the whole object: the Ray operator's RayCluster made from a RayJob, guard maps included.
 	obj := `{"spec":{"headGroupSpec":{"template":{"metadata":{"annotations":{"` + AnnotationKey + `":` + aliceJSON + `}}}},` +
 		`"workerGroupSpecs":[{"template":{}}]}}`
@@ -147,7 +147,7 @@ func TestCustomCreate_SystemUserObjectIsLeftAlone(t *testing.T) {
 	expectAccepted(t, resp)
 }
 
-func TestCustomCreate_ArrayFormStampsEveryElement(t *testing.T) {
+func TestRule11_ArrayFormStampsEveryElement(t *testing.T) {
 	obj := `{"spec":{"headGroupSpec":{"template":{"metadata":null}},"workerGroupSpecs":[` +
 		`{"groupName":"a","template":{"spec":{}}},` +
 		`{"groupName":"b","template":{"metadata":{"labels":{"l":"v"}}}},` +
@@ -167,7 +167,7 @@ func TestCustomCreate_ArrayFormStampsEveryElement(t *testing.T) {
 	}
 }
 
-func TestCustomCreate_MapFormStampsEveryMember(t *testing.T) {
+func TestRule11_MapFormStampsEveryMember(t *testing.T) {
 	obj := `{"spec":{"pytorchReplicaSpecs":{"Master":{"replicas":1,"template":{}},"Worker":{"replicas":0,"template":{"metadata":{}}},"Odd":3}}}`
 	resp, _ := evaluateReq(t, customRequest(t, "kubeflow.org", "PyTorchJob", asAlice, obj, ""), pytorchSettings)
 	ann := `{"annotations":{"` + AnnotationKey + `":` + aliceJSON + `}}`
@@ -178,7 +178,7 @@ func TestCustomCreate_MapFormStampsEveryMember(t *testing.T) {
 	expectRejected(t, resp, `request.object.spec.pytorchReplicaSpecs has the key "Worker" more than once`)
 }
 
-func TestCustomCreate_CreationMarkerAndSharedHolders(t *testing.T) {
+func TestRule11_CreationMarkerAndSharedHolders(t *testing.T) {
 	// spec>podTemplate...: everything below spec is created; two paths create into the same object.
 	settings := `{"customWorkloads":[{"apiGroup":"x.io","kind":"K","annotationPaths":["spec>podTemplate.metadata.annotations",` +
 		`"spec>other.metadata.annotations","spec>podTemplate.extra.annotations","spec.jobManager.podTemplate>metadata.annotations"]}]}`
@@ -230,14 +230,14 @@ func TestCustomCreate_UndeclaredKindsAreAccepted(t *testing.T) {
 	expectAccepted(t, resp)
 }
 
-func TestCustomUpdate_UnchangedIsNoMutation(t *testing.T) {
+func TestRule12_UnchangedIsNoMutation(t *testing.T) {
 	old := `{"spec":{"driver":{"cores":1,"annotations":{"` + AnnotationKey + `":` + aliceJSON + `}},"executor":{}}}`
 	obj := `{"spec":{"driver":{"cores":2,"annotations":{"` + AnnotationKey + `":` + aliceJSON + `}},"executor":{"instances":5}}}`
 	resp, _ := evaluateReq(t, sparkApp(t, asBob, obj, old), sparkSettings)
 	expectAccepted(t, resp)
 }
 
-func TestCustomUpdate_UntrustedChangeIsRestored(t *testing.T) {
+func TestRule12_UntrustedChangeIsRestored(t *testing.T) {
 	old := `{"spec":{"driver":{"annotations":{"` + AnnotationKey + `":` + aliceJSON + `}},"executor":{"annotations":{"a":"b"}}}}`
 	obj := `{"spec":{"driver":{"annotations":{"` + AnnotationKey + `":` + bobJSON + `}},"executor":{"annotations":{"a":"b","` + AnnotationKey + `":` + bobJSON + `}}}}`
 	resp, _ := evaluateReq(t, sparkApp(t, asBob, obj, old), sparkSettings)
@@ -255,7 +255,7 @@ func TestCustomUpdate_UntrustedChangeIsRestored(t *testing.T) {
 		" annotation in spec.driver.annotations of this SparkApplication")
 }
 
-func TestCustomUpdate_TrustedChangeIsValidated(t *testing.T) {
+func TestRule12_TrustedChangeIsValidated(t *testing.T) {
 	settings := `{"bypassAuth":true,"externalUsers":["^airflow$"],"customWorkloads":[` + sparkEntry + `]}`
 	old := `{"spec":{"driver":{"annotations":{"` + AnnotationKey + `":` + aliceJSON + `}}}}`
 	obj := `{"spec":{"driver":{"annotations":{"` + AnnotationKey + `":` + bobJSON + `}}}}`
@@ -265,7 +265,7 @@ func TestCustomUpdate_TrustedChangeIsValidated(t *testing.T) {
 	expectRejected(t, resp, "spec.driver.annotations is not valid")
 }
 
-func TestCustomUpdate_NewTargetIsHandledAsOnCreate(t *testing.T) {
+func TestRule12_NewTargetIsHandledAsOnCreate(t *testing.T) {
 	ann := func(v string) string { return `{"metadata":{"annotations":{"` + AnnotationKey + `":` + v + `}}}` }
 	old := `{"spec":{"headGroupSpec":{"template":` + ann(aliceJSON) + `},"workerGroupSpecs":[{"template":` + ann(aliceJSON) + `}]}}`
 	// bob adds two worker groups, one with alice's identity copied in: both get bob's
@@ -285,7 +285,7 @@ func TestCustomUpdate_NewTargetIsHandledAsOnCreate(t *testing.T) {
 	expectRejected(t, resp, "request.oldObject is missing")
 }
 
-func TestCustomGuard_UntrustedEntryNamingTheAnnotationIsRejected(t *testing.T) {
+func TestRule13_UntrustedEntryNamingTheAnnotationIsRejected(t *testing.T) {
 	for _, conf := range []string{
 		`{"spark.kubernetes.driver.annotation.` + AnnotationKey + `":"{\"user\":\"alice\"}"}`,
 		`{"spark.kubernetes.driver.annotation.x":"` + AnnotationKey + `"}`,
@@ -317,25 +317,21 @@ func TestCustomGuard_UntrustedEntryNamingTheAnnotationIsRejected(t *testing.T) {
 }
 
 func TestCustomEdits_OneSpanPerObject(t *testing.T) {
-	// The one-pass splice writes valid JSON whatever the spacing, and the single-edit and multi-edit
-	// builders agree.
+	// The one-pass splice writes valid JSON whatever the spacing, for every map alone and for all of them
+	// at once.
 	doc := ` { "spec" : { "a" : { } , "b" : null , "c" : { "annotations" : { "k" : "v" } } } } `
 	p, _ := parsePath("spec>a.annotations", false, false)
 	q, _ := parsePath("spec>b.annotations", false, false)
 	r, _ := parsePath("spec.c>annotations", false, false)
-	w := walker{doc: doc, field: "request.object", entry: AnnotationKey}
-	c := walker{doc: doc, field: "request.object", entry: AnnotationKey, compact: true}
+	c := walker{doc: doc, field: "request.object", entry: AnnotationKey}
 	for _, path := range []*annotationPath{&p, &q, &r} {
-		if problem := w.walk(rawjson.Root(doc), path); problem != "" {
-			t.Fatal(problem)
-		}
 		if problem := c.walk(rawjson.Root(doc), path); problem != "" {
 			t.Fatal(problem)
 		}
 	}
 	e := edits{doc: doc}
 	for i := range c.crefs {
-		e.set(&c.crefs[i], rawjson.Texts(nil, `"v"`))
+		e.set(&c.crefs[i], AnnotationKey, rawjson.Texts(nil, `"v"`))
 	}
 	out, problem := e.result()
 	if problem != "" {
@@ -345,10 +341,15 @@ func TestCustomEdits_OneSpanPerObject(t *testing.T) {
 	if err := json.Unmarshal([]byte(out.String()), &got); err != nil {
 		t.Fatalf("%v: %s", err, out.String())
 	}
-	for i := range w.refs {
-		single := setRef(nil, doc, &w.refs[i], rawjson.Texts(nil, `"v"`)).String()
-		if err := json.Unmarshal([]byte(single), &got); err != nil {
-			t.Fatalf("%v: %s", err, single)
+	for i := range c.crefs {
+		one := edits{doc: doc}
+		one.set(&c.crefs[i], AnnotationKey, rawjson.Texts(nil, `"v"`))
+		single, problem := one.result()
+		if problem != "" {
+			t.Fatal(problem)
+		}
+		if err := json.Unmarshal([]byte(single.String()), &got); err != nil {
+			t.Fatalf("%v: %s", err, single.String())
 		}
 	}
 }

@@ -20,37 +20,38 @@ type edits struct {
 	more  []rawjson.Span // removals
 }
 
-// setOp sets the annotation below obj, creating rest (rest[0] is old in obj: absent or null; with no
-// rest, old is the value to replace, or absent) to value.
+// setOp sets key below obj, creating rest (rest[0] is old in obj: absent or null; with no rest, old is
+// the value to replace, or absent) to value.
 type setOp struct {
 	obj   rawjson.Ref
 	rest  []segment
 	old   rawjson.Ref
+	key   string // the annotation, or the legacy label
 	value []rawjson.Part
 }
 
-// set sets the annotation in the map ref names to valueJSON, creating the map (and what is missing above
-// it, below the deepest object that exists) when needed.
-func (e *edits) set(ref *cref, valueJSON []rawjson.Part) {
+// set sets key (the annotation, or the legacy label) in the map ref names to valueJSON, creating the map
+// (and what is missing above it, below the deepest object that exists) when needed.
+func (e *edits) set(ref *cref, key string, valueJSON []rawjson.Part) {
 	old := ref.value
 	if len(ref.rest) > 0 {
 		old = ref.old
 	}
-	e.sets = append(e.sets, setOp{obj: ref.holder, rest: ref.rest, old: old, value: valueJSON})
+	e.sets = append(e.sets, setOp{obj: ref.holder, rest: ref.rest, old: old, key: key, value: valueJSON})
 }
 
-// remove deletes the annotation from the map ref names (which holds it).
-func (e *edits) remove(ref *cref) {
-	e.more = append(e.more, rawjson.RemoveMember(e.index, e.doc, ref.m.Result(e.doc), AnnotationKey).Span)
+// remove deletes key from the map ref names (which holds it).
+func (e *edits) remove(ref *cref, key string) {
+	e.more = append(e.more, rawjson.RemoveMember(e.index, e.doc, ref.m.Result(e.doc), key).Span)
 }
 
-// names is the set's names below obj: rest, then the annotation.
+// names is the set's names below obj: rest, then the key.
 func (s *setOp) names() []string {
 	names := make([]string, 0, len(s.rest)+1)
 	for _, seg := range s.rest {
 		names = append(names, seg.name)
 	}
-	return append(names, AnnotationKey)
+	return append(names, s.key)
 }
 
 // below is the names of the set below the object's member: for an insertion every name, for a replaced
@@ -75,10 +76,14 @@ func nested(parts []rawjson.Part, names []string, value []rawjson.Part) []rawjso
 }
 
 // quoted appends name as a JSON string: path names need no escaping (parsePath admits letters, digits, _
-// and -), so the quotes are parts of their own and nothing is allocated; the annotation key is quoted once.
+// and -), so the quotes are parts of their own and nothing is allocated; the annotation key is quoted
+// once, and a legacy label's name when it is written.
 func quoted(parts []rawjson.Part, name string) []rawjson.Part {
-	if name == AnnotationKey {
+	switch {
+	case name == AnnotationKey:
 		return rawjson.Texts(parts, quotedAnnotationKey)
+	case !isPathName(name):
+		return rawjson.Texts(parts, rawjson.Quote(name))
 	}
 	return rawjson.Texts(parts, `"`, name, `"`)
 }
@@ -131,6 +136,7 @@ func (t *tree) members(parts []rawjson.Part) []rawjson.Part {
 // sharedText identifies the text of a change that does not depend on where it goes: the segments to
 // create (a view of one path's), the value (a view of its parts) and the form of the change.
 type sharedText struct {
+	key           string
 	rest          *segment
 	restLen       int
 	value         *rawjson.Part
@@ -189,7 +195,7 @@ type sharedTexts struct {
 
 // of returns the text of a group's one change, made once for all the groups that write the same.
 func (st *sharedTexts) of(s *setOp, insert, comma bool) []rawjson.Part {
-	key := sharedText{restLen: len(s.rest), valueLen: len(s.value), insert: insert, comma: comma}
+	key := sharedText{key: s.key, restLen: len(s.rest), valueLen: len(s.value), insert: insert, comma: comma}
 	if len(s.rest) > 0 {
 		key.rest = &s.rest[0]
 	}

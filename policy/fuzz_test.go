@@ -204,7 +204,8 @@ func FuzzStamp(f *testing.F) {
 		if json.Unmarshal([]byte(object), &original) != nil || !gjson.Valid(object) || !rawjson.Valid(groups) {
 			return // the policy refuses payloads that are not valid JSON before it gets here
 		}
-		tgt, problem := findTarget(rawjson.Parse(object), gjson.Parse(object), "request.object", podKind, "")
+		e := evaluation{req: &request{index: rawjson.Parse(object), object: gjson.Parse(object)}, kind: podKind}
+		pod, problem := e.walk(e.req.object, "request.object")
 		if problem != "" {
 			return
 		}
@@ -224,7 +225,12 @@ func FuzzStamp(f *testing.F) {
 				t.Fatalf("stamp for %q in %s (plain %v)\n got %s\nwant %s", user, groups, who.plain, stampValue(&who), want)
 			}
 		}
-		stamp := tgt.stamp(stampJSON(&who))
+		c := e.newChange(1)
+		c.edits.set(&pod.targets[0], AnnotationKey, stampJSON(&who))
+		stamp, problem := c.edits.result()
+		if problem != "" {
+			t.Fatal(problem)
+		}
 		stamped := stamp.String()
 		if stamp.Len() != len(stamped) {
 			t.Fatalf("the edit says it is %d bytes long, it wrote %d", stamp.Len(), len(stamped))
@@ -340,9 +346,9 @@ func FuzzCustomKind(f *testing.F) {
 				t.Fatalf("accepted, but the result is bad input: %s\n%s", problem, result)
 			}
 		}
-		for i := range w.refs {
-			if ref := &w.refs[i]; ref.value.Str != stamp {
-				t.Fatalf("%s holds %q after bob's CREATE, want bob's identity:\n%s", ref.key, ref.value.Raw, result)
+		for i := range w.crefs {
+			if ref, value := &w.crefs[i], w.crefs[i].value.Result(result); value.Str != stamp {
+				t.Fatalf("%s holds %q after bob's CREATE, want bob's identity:\n%s", ref.keyIn(w.keys), value.Raw, result)
 			}
 		}
 		if len(resp.MutatedObject) > 0 {
@@ -433,8 +439,8 @@ func FuzzCustomKindUpdate(f *testing.F) {
 				t.Fatalf("accepted, but bad input: %s\n%s", problem, doc)
 			}
 		}
-		for i := range w.refs {
-			out[w.refs[i].key] = w.refs[i].value
+		for i := range w.crefs {
+			out[string(w.crefs[i].keyIn(w.keys))] = w.crefs[i].value.Result(doc)
 		}
 		return out
 	}
@@ -492,12 +498,12 @@ func checkUnchangedAround(t *testing.T, payload []byte, kind *CustomWorkload) {
 	t.Helper()
 	text := string(payload)
 	r := readRequest(rawjson.Parse(text))
-	e := evaluation{req: &r, kind: workload{name: "K", custom: kind}}
-	now, problem := e.customMaps(r.object, "request.object")
+	e := evaluation{req: &r, kind: declared("K", kind)}
+	now, problem := e.walk(r.object, "request.object")
 	if problem != "" || !e.unchangedAround(&now) {
 		return
 	}
-	was, problem := e.customMaps(r.oldObject, "request.oldObject")
+	was, problem := e.walk(r.oldObject, "request.oldObject")
 	if problem != "" {
 		t.Fatalf("unchanged around every map, but the old object is bad input: %s\n%s", problem, payload)
 	}

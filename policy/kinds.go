@@ -27,7 +27,7 @@ type Kind struct {
 	Operations []string
 	// Path names the annotations map the policy guards, in the syntax of customWorkloads' paths (paths.go):
 	// a ">" follows the object that must already be there (a pod template); the maps after it are created
-	// when missing or null. findTarget walks it with the same walker as a declared kind's paths; a Binding's
+	// when missing or null. The walker walks it as it walks a declared kind's paths; a Binding's
 	// map is only read (rule 10), never created.
 	Path  string
 	Rules Rules
@@ -88,30 +88,60 @@ func (k *Kind) handles(operation string) bool {
 	return false
 }
 
-// workload is what the decision needs of the request's kind: where the guarded map lives.
+// workload is what the decision needs of the request's kind, whichever rules it follows: the maps that
+// hold the annotation (the targets), and how the decision is told. A built-in kind has one target path,
+// the pod template's (or the pod's) annotations, and beside it the pod labels: rule 14's sources and the
+// legacy label (rules 2, 5 and 9). A declared kind (rules 11-13) has its annotation paths and its guard
+// paths.
 type workload struct {
-	name  string         // for messages
-	path  annotationPath // Kind.Path, parsed: walked by the same code as a declared kind's paths
-	rules Rules
-	// custom is the declared kind (rules 11-13); nil for a kind of the table.
-	custom *CustomWorkload
+	name    string // for messages
+	rules   Rules  // 0 for a declared kind
+	targets []annotationPath
+	guards  []annotationPath
+	labels  *annotationPath // a built-in kind's labels map, beside its target; nil for a declared kind
+	// where names a built-in kind's target metadata in messages ("spec.template.metadata"); a declared
+	// kind's messages name each map by its concrete path.
+	where string
+	voice voice
 }
 
 func builtin(k *Kind) workload {
-	w := workload{name: k.Kind, rules: k.Rules}
-	w.path, _ = parsePath(k.Path, false, true) // TestKinds_TableIsConsistent parses every Path
-	w.path.required = true
+	w := workload{name: k.Kind, rules: k.Rules, targets: make([]annotationPath, 1), voice: builtinVoice{}}
+	labels := strings.TrimSuffix(k.Path, "annotations") + "labels"
+	paths := [2]*annotationPath{&w.targets[0], new(annotationPath)}
+	for i, text := range [2]string{k.Path, labels} {
+		*paths[i], _ = parsePath(text, false, true) // TestKinds_TableIsConsistent parses every Path
+		paths[i].required = true
+	}
+	w.labels = paths[1]
+	w.where = strings.TrimSuffix(w.targets[0].plain, ".annotations")
 	return w
+}
+
+// declared is a kind declared in customWorkloads.
+func declared(name string, c *CustomWorkload) workload {
+	return workload{name: name, targets: c.annotations, guards: c.guards, voice: declaredVoice{}}
 }
 
 // kindOf maps the request's API group and kind to the object the policy handles, when the policy decides
 // on this operation of it. Group and kind are matched both: a Job of another API group is not ours.
 func kindOf(group, kind, operation string) (workload, bool) {
-	if k := tableKind(group, kind); k != nil && k.handles(operation) {
-		return builtin(k), true
+	for i := range kinds {
+		if k := &kinds[i]; k.Group == group && k.Kind == kind && k.handles(operation) {
+			return builtins[i], true
+		}
 	}
 	return workload{}, false
 }
+
+// builtins are the table's kinds with their paths parsed, once, when the module starts (policy.wasm is
+// built with its start already run: the parsed paths are part of its memory).
+var builtins = func() (out [len(kinds)]workload) {
+	for i := range kinds {
+		out[i] = builtin(&kinds[i])
+	}
+	return out
+}()
 
 // tableKind returns the table's entry for a group and kind, or nil.
 func tableKind(group, kind string) *Kind {
@@ -121,11 +151,4 @@ func tableKind(group, kind string) *Kind {
 		}
 	}
 	return nil
-}
-
-func (w workload) isPod() bool { return w.rules == PodRules }
-
-// where names the target metadata of a built-in kind for messages.
-func (w workload) where() string {
-	return strings.TrimSuffix(w.path.plain, ".annotations")
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// The table's paths must say what findTarget does for the built-in kinds: the guarded map is
+// The table's paths must say what the walk does for the built-in kinds: the guarded map is
 // <container>.metadata.annotations, created below the container (">") for the kinds the policy stamps,
 // only read for a Binding.
 func TestKinds_TableIsConsistent(t *testing.T) {
@@ -38,6 +38,11 @@ func TestKinds_TableIsConsistent(t *testing.T) {
 		if diff := cmp.Diff(want, k.Container()); diff != "" {
 			t.Errorf("%s: Container() of %q (-want +got):\n%s", id, k.Path, diff)
 		}
+		for _, path := range []string{k.Path, strings.TrimSuffix(k.Path, "annotations") + "labels"} {
+			if _, problem := parsePath(path, false, true); problem != "" {
+				t.Errorf("%s: path %q: %s", id, path, problem)
+			}
+		}
 		w, ours := kindOf(k.Group, k.Kind, k.Operations[0])
 		if !ours || w.name != k.Kind || w.rules != k.Rules {
 			t.Errorf("%s: kindOf gives %+v, %v", id, w, ours)
@@ -50,7 +55,7 @@ func TestKinds_TableIsConsistent(t *testing.T) {
 
 func TestKinds_CronJobTemplateIsUnderJobTemplate(t *testing.T) {
 	w, _ := kindOf("batch", "CronJob", opCreate)
-	if got := w.where(); got != "spec.jobTemplate.spec.template.metadata" {
+	if got := w.where; got != "spec.jobTemplate.spec.template.metadata" {
 		t.Fatal(got)
 	}
 	if _, ours := kindOf("", "Binding", opUpdate); ours {

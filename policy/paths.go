@@ -163,34 +163,16 @@ func (p *annotationPath) segmentsKey(n int) string {
 	return b.String()
 }
 
-// mapRef is one map a path names in one object: found, or to be created below the deepest object that is
-// there. Every Result indexes into the walked document (reached from its root, so Index is a byte offset).
-type mapRef struct {
-	key    string       // the concrete path: spec.workerGroupSpecs[1].template.metadata.annotations
-	anchor gjson.Result // the object at ">": creation begins below it
-	parent gjson.Result // the object that holds the map; absent when it is to be created
-	// holder is the deepest object on the path that exists; rest are the segments below it still missing
-	// (rest[0] is absent or null in holder: old). rest is empty when the map exists.
-	holder gjson.Result
-	rest   []segment
-	old    gjson.Result
-	m      gjson.Result // the map, when it is an object
-	value  gjson.Result // m[AnnotationKey] (annotation paths); absent when not set
-}
-
 // walker walks paths over one object and collects the maps they name, each once, in document order.
 type walker struct {
 	doc   string
 	index *rawjson.Index // of the payload doc is part of, or nil
 	field string         // "request.object", for messages
 	kind  string         // for the message of a missing required segment
-	entry string         // the key looked up in every map found ("" for guard maps)
-	refs  []mapRef
-	// compact makes found record crefs (a declared kind's targets, of which an object may hold thousands)
-	// instead of refs: a few words each, so that memory and the work of a fresh instance's collector
-	// grow only a little with every target.
-	compact bool
-	crefs   []cref
+	entry string         // the key looked up in every map found ("" for guard maps and labels)
+	// crefs are the maps found: a few words each, so that memory and the work of a fresh instance's
+	// collector grow only a little with every target (a declared kind's object may hold thousands).
+	crefs []cref
 	// keys holds the crefs' concrete paths one after the other (keysOf makes them strings, all at once):
 	// one buffer, not one allocation per target.
 	keys []byte
@@ -202,14 +184,10 @@ type walker struct {
 	depth int
 }
 
-// walk adds the maps path names in obj (the root of w.doc) to w.refs; a problem is a 400 message.
+// walk adds the maps path names in obj (the root of w.doc) to w.crefs; a problem is a 400 message.
 func (w *walker) walk(obj gjson.Result, p *annotationPath) string {
 	w.trail, w.path, w.depth = w.trail[:0], p, 0
-	var anchor gjson.Result
-	if p.create == 0 {
-		anchor = obj
-	}
-	return w.step(obj, p, 0, anchor)
+	return w.step(obj, p, 0)
 }
 
 func (w *walker) at() string {
@@ -295,23 +273,23 @@ func (w *walker) pop(seg bool, n int) {
 }
 
 // step looks up segment i of p in cur, an object that exists.
-func (w *walker) step(cur gjson.Result, p *annotationPath, i int, anchor gjson.Result) string {
+func (w *walker) step(cur gjson.Result, p *annotationPath, i int) string {
 	seg := p.segments[i]
 	v, dup := w.index.Child(cur, seg.name)
 	if dup {
 		return duplicateKey(w.at(), seg.name)
 	}
 	w.push(true, seg.name)
-	problem := w.stepIn(cur, v, p, i, anchor)
+	problem := w.stepIn(cur, v, p, i)
 	w.pop(true, 1)
 	return problem
 }
 
 // stepIn goes on from v, segment i of p found in cur (the concrete path names v).
-func (w *walker) stepIn(cur, v gjson.Result, p *annotationPath, i int, anchor gjson.Result) string {
+func (w *walker) stepIn(cur, v gjson.Result, p *annotationPath, i int) string {
 	last := i == len(p.segments)-1
 	if i < p.create {
-		return w.stepBefore(v, p, i, anchor, cur)
+		return w.stepBefore(v, p, i, cur)
 	}
 	// From create on: created when missing or null, bad input when of another type.
 	if rawjson.IsMissing(v) {
@@ -319,11 +297,7 @@ func (w *walker) stepIn(cur, v gjson.Result, p *annotationPath, i int, anchor gj
 		for _, s := range p.segments[i+1:] {
 			w.push(true, s.name)
 		}
-		var parent gjson.Result // the map's parent, when only the map itself is missing
-		if last {
-			parent = cur
-		}
-		problem := w.found(p, anchor, parent, cur, rest, v, gjson.Result{})
+		problem := w.found(p, cur, rest, v, gjson.Result{})
 		for range p.segments[i+1:] {
 			w.pop(true, 1)
 		}
@@ -336,14 +310,14 @@ func (w *walker) stepIn(cur, v gjson.Result, p *annotationPath, i int, anchor gj
 		return w.at() + " must be an object"
 	}
 	if last {
-		return w.found(p, anchor, cur, v, nil, gjson.Result{}, v)
+		return w.found(p, v, nil, gjson.Result{}, v)
 	}
-	return w.step(v, p, i+1, anchor)
+	return w.step(v, p, i+1)
 }
 
 // stepBefore goes on from v, segment i of p found in cur, before ">": a value of the wrong type names
 // nothing (or, for a built-in kind, is bad input).
-func (w *walker) stepBefore(v gjson.Result, p *annotationPath, i int, anchor, cur gjson.Result) string {
+func (w *walker) stepBefore(v gjson.Result, p *annotationPath, i int, cur gjson.Result) string {
 	if i == len(p.segments)-1 { // a guard map: named only when it exists
 		switch {
 		case rawjson.IsMissing(v):
@@ -351,7 +325,7 @@ func (w *walker) stepBefore(v gjson.Result, p *annotationPath, i int, anchor, cu
 		case !v.IsObject():
 			return w.at() + " must be an object"
 		}
-		return w.found(p, anchor, cur, cur, nil, v, v)
+		return w.found(p, cur, nil, v, v)
 	}
 	if p.segments[i].wild != "" {
 		return w.each(v, p, i, p.segments[i].wild)
@@ -362,10 +336,7 @@ func (w *walker) stepBefore(v gjson.Result, p *annotationPath, i int, anchor, cu
 		}
 		return "" // names nothing in this object
 	}
-	if i+1 == p.create {
-		anchor = v
-	}
-	return w.step(v, p, i+1, anchor)
+	return w.step(v, p, i+1)
 }
 
 // each applies the wildcards wild of segment i of p to v: the first to v (every element of an array, or
@@ -441,33 +412,7 @@ func (w *walker) eachNext(elem gjson.Result, p *annotationPath, i int, wild stri
 	if !elem.IsObject() {
 		return ""
 	}
-	var anchor gjson.Result
-	if i+1 == p.create {
-		anchor = elem
-	}
-	return w.step(elem, p, i+1, anchor)
-}
-
-// found records a map: m (an object) when it exists; otherwise holder, rest and old say what to create.
-func (w *walker) found(p *annotationPath, anchor, parent, holder gjson.Result, rest []segment, old, m gjson.Result) string {
-	if w.compact {
-		return w.foundCompact(p, holder, rest, old, m)
-	}
-	key := p.plain
-	if key == "" {
-		key = w.trailString()[1:]
-	}
-	ref := mapRef{key: key, anchor: anchor, parent: parent, holder: holder, rest: rest, old: old, m: m}
-	if m.Exists() {
-		ref.holder = m
-		var problem string
-		if ref.value, problem = w.entryOf(m); problem != "" {
-			return problem
-		}
-		ref.value = rawjson.WithStr(ref.value)
-	}
-	w.refs = append(w.refs, ref)
-	return ""
+	return w.step(elem, p, i+1)
 }
 
 // entryOf looks up the walker's entry (the annotation) in a map found, where it is, without its unescaped
@@ -491,14 +436,19 @@ func (w *walker) entryOf(m gjson.Result) (gjson.Result, string) {
 // name the map of role Master the same way, and an UPDATE pairs it whichever path found it first), and
 // ["name"] otherwise (a name holding '.', say, must not read as two segments).
 func memberPiece(name string) []string {
+	if isPathName(name) {
+		return []string{".", name}
+	}
+	return []string{"[", strconv.Quote(name), "]"}
+}
+
+// isPathName reports whether name could be a path segment's name.
+func isPathName(name string) bool {
 	plain := name != ""
 	for i := 0; i < len(name) && plain; i++ {
 		plain = isNameByte(name[i])
 	}
-	if plain {
-		return []string{".", name}
-	}
-	return []string{"[", strconv.Quote(name), "]"}
+	return plain
 }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }

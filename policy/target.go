@@ -10,68 +10,99 @@ import (
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 )
 
-// target is the pod metadata the policy guards inside one object (docs/rules.md "Words": target metadata): a Pod's own
-// metadata, or a workload's pod template metadata. The workload's own metadata is never touched.
-type target struct {
-	mapRef                // the annotations map (m) and the annotation (value), as the kind's path names them
-	doc    string         // the object's JSON text; every Result indexes into it
-	index  *rawjson.Index // of the payload doc is part of, or nil
-	labels gjson.Result   // absent or null when missing, or when legacy handling is off
-	label  gjson.Result   // the legacy label's value; absent when not set
-	// identity is what rules 14 and 15 read: the pods' application ID and task groups.
-	identity podIdentity
+// maps is what the kind's paths name in one object (request.object or request.oldObject): its targets,
+// the maps that hold the annotation (docs/rules.md "Words": target metadata, and a declared kind's
+// annotation maps), and a declared kind's guard maps (rule 13). A built-in kind's one target comes with
+// the pod labels beside it (labels, whose value is the legacy label) and what rules 14 and 15 read.
+type maps struct {
+	doc            string // the object's JSON text: every cref is an offset into it
+	targets, guard []cref
+	// keys and guardKeys hold the crefs' concrete paths (cref.keyAt).
+	keys, guardKeys []byte
+	labels          *cref // nil for a declared kind
+	identity        podIdentity
 }
 
-// findTarget walks object (raw JSON text of request.object or request.oldObject, named by field) along the
-// kind's path to the target metadata and checks every type on the way. A problem is a bad-input message
-// for a 400.
-func findTarget(x *rawjson.Index, object gjson.Result, field string, w workload, legacyLabel string) (target, string) {
-	t := target{doc: object.Raw, index: x}
+// key is a target's concrete path, for a message.
+func (m *maps) key(t *cref) string { return string(t.keyIn(m.keys)) }
+
+// guardKey is a guard map's concrete path, for a message.
+func (m *maps) guardKey(g *cref) string { return string(g.keyIn(m.guardKeys)) }
+
+// label is the legacy label's value; absent when it is not set, not read (legacy handling off) or the
+// kind has no labels (a declared kind).
+func (m *maps) label() gjson.Result {
+	if m.labels == nil {
+		return gjson.Result{}
+	}
+	return m.labels.value.Result(m.doc)
+}
+
+// walk walks every path of the kind over an object (named by field in messages) and checks every type on
+// the way. A problem is a bad-input message for a 400.
+func (e *evaluation) walk(object gjson.Result, field string) (maps, string) {
 	if !object.IsObject() {
-		return t, field + " is missing or not an object"
+		return maps{}, field + " is missing or not an object"
 	}
-	wk := walker{doc: object.Raw, index: x, field: field, kind: w.name, entry: AnnotationKey}
-	if problem := wk.walk(rawjson.Root(object.Raw), &w.path); problem != "" {
-		return t, problem
+	k := &e.kind
+	root := rawjson.Root(object.Raw)
+	w := walker{doc: object.Raw, index: e.req.index, field: field, kind: k.name, entry: AnnotationKey}
+	for i := range k.targets {
+		if problem := w.walk(root, &k.targets[i]); problem != "" {
+			return maps{}, problem
+		}
 	}
-	t.mapRef = wk.refs[0] // a built-in path names one map, and its pod template is required
-	if !t.parent.IsObject() {
-		return t, ""
+	g := walker{doc: object.Raw, index: e.req.index, field: field, kind: k.name}
+	for i := range k.guards {
+		if problem := g.walk(root, &k.guards[i]); problem != "" {
+			return maps{}, problem
+		}
 	}
-	md := func(keys ...string) string {
-		return strings.Join(append([]string{field, w.where()}, keys...), ".")
+	m := maps{doc: object.Raw, targets: inDocumentOrder(w.crefs), guard: inDocumentOrder(g.crefs), keys: w.keys, guardKeys: g.keys}
+	if k.labels == nil {
+		return m, ""
 	}
+	// Not `return m, e.readLabels(&m, ...)`: Go does not say whether m is read before or after the call
+	// fills it in, and TinyGo reads it before.
+	problem := e.readLabels(&m, root, field)
+	return m, problem
+}
+
+// readLabels reads what a built-in kind's pod labels hold beside its target (one: a built-in path names
+// one map, and its pod template is required): rule 14's sources and the legacy label.
+func (e *evaluation) readLabels(m *maps, root gjson.Result, field string) string {
+	l := walker{doc: m.doc, index: e.req.index, field: field, kind: e.kind.name}
+	if problem := l.walk(root, e.kind.labels); problem != "" {
+		return problem
+	}
+	m.labels = &l.crefs[0]
+	labels := m.labels.m.Result(m.doc)
+	labelsAt, annotationsAt := field+"."+e.kind.labels.plain, field+"."+e.kind.targets[0].plain
 	var problem string
-	if t.identity, problem = readPodIdentity(x, t.parent, t.m, md); problem != "" || legacyLabel == "" {
-		return t, problem
+	m.identity, problem = readPodIdentity(e.req.index, labels, m.targets[0].m.Result(m.doc), labelsAt, annotationsAt)
+	if problem != "" || e.settings.LegacyUserLabel == "" || !labels.IsObject() {
+		return problem
 	}
-	t.labels, t.label, problem = stringEntry(x, t.parent, "labels", legacyLabel, md)
-	return t, problem
+	value, problem := stringEntry(e.req.index, labels, e.settings.LegacyUserLabel, labelsAt)
+	m.labels.value = rawjson.RefOf(value)
+	return problem
 }
 
 func duplicateKey(path, key string) string {
 	return path + " has the key " + strconv.Quote(key) + " more than once"
 }
 
-// stringEntry reads metadata[mapName][key] from a string map (annotations or labels) that may be missing
-// or null; md names metadata's path for messages.
-func stringEntry(x *rawjson.Index, metadata gjson.Result, mapName, key string, md func(...string) string) (m, v gjson.Result, problem string) {
-	m, dup := x.Child(metadata, mapName)
+// stringEntry reads m[key] from a string map (annotations or labels, named by at in messages): a key
+// given twice, or a value that is not a string, is bad input.
+func stringEntry(x *rawjson.Index, m gjson.Result, key, at string) (gjson.Result, string) {
+	v, dup := x.Child(m, key)
 	switch {
 	case dup:
-		return m, v, duplicateKey(md(), mapName)
-	case rawjson.IsMissing(m):
-		return m, v, ""
-	case !m.IsObject():
-		return m, v, md(mapName) + " must be an object of strings"
+		return v, duplicateKey(at, key)
+	case v.Exists() && v.Type != gjson.String:
+		return v, at + "[" + strconv.Quote(key) + "] must be a string"
 	}
-	if v, dup = x.Child(m, key); dup {
-		return m, v, duplicateKey(md(mapName), key)
-	}
-	if v.Exists() && v.Type != gjson.String {
-		return m, v, md(mapName) + "[" + strconv.Quote(key) + "] must be a string"
-	}
-	return m, v, ""
+	return v, ""
 }
 
 // sameEntry reports whether two optional string entries are equal: same presence, same (unescaped) value.
@@ -82,28 +113,6 @@ func sameEntry(a, b gjson.Result) bool {
 		return false
 	}
 	return a.Raw == b.Raw || !strings.ContainsRune(a.Str, utf8.RuneError)
-}
-
-// stamp returns the object with the annotation set to valueJSON (the value as a JSON string, in parts),
-// creating metadata and annotations when missing or null. It edits the innermost map findTarget found,
-// with the entry findTarget found there, so nothing is looked up again.
-func (t target) stamp(valueJSON []rawjson.Part) rawjson.Edit {
-	return setRef(t.index, t.doc, &t.mapRef, valueJSON)
-}
-
-// setRef returns doc with the annotation in the map ref names set to valueJSON, creating the map (and the
-// objects above it that are missing, below the deepest one that is there).
-func setRef(x *rawjson.Index, doc string, ref *mapRef, valueJSON []rawjson.Part) rawjson.Edit {
-	if len(ref.rest) == 0 {
-		return rawjson.PutMember(x, doc, ref.m, AnnotationKey, ref.value, valueJSON)
-	}
-	parts := make([]rawjson.Part, 0, 3*len(ref.rest)+len(valueJSON)+3)
-	for _, s := range ref.rest[1:] {
-		parts = rawjson.Texts(parts, "{", rawjson.Quote(s.name), ":")
-	}
-	parts = append(rawjson.Texts(parts, "{", quotedAnnotationKey, ":"), valueJSON...)
-	parts = rawjson.Texts(parts, strings.Repeat("}", len(ref.rest)))
-	return rawjson.PutMember(x, doc, ref.holder, ref.rest[0].name, ref.old, parts)
 }
 
 var quotedAnnotationKey = rawjson.Quote(AnnotationKey)

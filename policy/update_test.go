@@ -19,14 +19,14 @@ func podUpdate(t *testing.T, user map[string]any, value any) map[string]any {
 	return req
 }
 
-func TestUpdatePod_Rule5_OtherChangesPass(t *testing.T) {
+func TestRule5_OtherChangesPass(t *testing.T) {
 	resp, _ := evaluateReq(t, fixture(t, "pod-update-label-change"), "")
 	expectAccepted(t, resp)
 	resp, _ = evaluateReq(t, fixture(t, "pod-update-status"), "")
 	expectAccepted(t, resp)
 }
 
-func TestUpdatePod_Rule5_AnnotationIsImmutable(t *testing.T) {
+func TestRule5_AnnotationIsImmutable(t *testing.T) {
 	const msg = Rule5Refusal
 	for _, tc := range []struct {
 		name     string
@@ -69,7 +69,7 @@ func TestUpdatePod_Rule5_AnnotationIsImmutable(t *testing.T) {
 
 // honorLegacyUserLabel false turns legacy handling off as legacyUserLabel "" does: rule 5 then guards the
 // annotation only.
-func TestUpdatePod_Rule5_LegacyLabelIsFreeWhenNotHonoured(t *testing.T) {
+func TestRule5_LegacyLabelIsFreeWhenNotHonoured(t *testing.T) {
 	req := fixture(t, "pod-update-label-change")
 	setEntry(object(req, "oldObject"), "Pod", "annotations", AnnotationKey, nil)
 	setEntry(object(req, "object"), "Pod", "annotations", AnnotationKey, nil)
@@ -83,7 +83,7 @@ func TestUpdatePod_Rule5_LegacyLabelIsFreeWhenNotHonoured(t *testing.T) {
 	}
 }
 
-func TestUpdatePod_Rule5_LegacyLabelIsImmutableWithoutAnnotation(t *testing.T) {
+func TestRule5_LegacyLabelIsImmutableWithoutAnnotation(t *testing.T) {
 	const label = "yunikorn.apache.org/username"
 	withLabels := func(oldLabel, newLabel any, annotated bool) map[string]any {
 		req := podUpdate(t, bob, nil)
@@ -135,7 +135,7 @@ func workloadUpdate(t *testing.T, kind string, user map[string]any, oldValue, ne
 	return req
 }
 
-func TestUpdateWorkload_Rule6_UnchangedTemplateIdentityPasses(t *testing.T) {
+func TestRule6_UnchangedTemplateIdentityPasses(t *testing.T) {
 	resp, _ := evaluateReq(t, fixture(t, "deployment-update-image"), "")
 	expectAccepted(t, resp)
 	for kind := range stampedKinds {
@@ -151,7 +151,7 @@ func TestUpdateWorkload_Rule6_UnchangedTemplateIdentityPasses(t *testing.T) {
 	}
 }
 
-func TestUpdateWorkload_Rule7_TrustedRequesterMayChange(t *testing.T) {
+func TestRule7_TrustedRequesterMayChange(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		user     map[string]any
@@ -173,7 +173,7 @@ func TestUpdateWorkload_Rule7_TrustedRequesterMayChange(t *testing.T) {
 	})
 }
 
-func TestUpdateWorkload_Rule8_UntrustedChangeIsUndone(t *testing.T) {
+func TestRule8_UntrustedChangeIsUndone(t *testing.T) {
 	for kind := range stampedKinds {
 		if kind == "Pod" {
 			continue
@@ -205,7 +205,7 @@ func TestUpdateWorkload_Rule8_UntrustedChangeIsUndone(t *testing.T) {
 	})
 }
 
-func TestUpdateWorkload_Rule8_UntrustedChangeIsRejected(t *testing.T) {
+func TestRule8_UntrustedChangeIsRejected(t *testing.T) {
 	for kind := range stampedKinds {
 		if kind == "Pod" {
 			continue
@@ -218,7 +218,7 @@ func TestUpdateWorkload_Rule8_UntrustedChangeIsRejected(t *testing.T) {
 	}
 }
 
-func TestUpdateWorkload_Rule8_OnlyTheTemplateEntryIsRestored(t *testing.T) {
+func TestRule8_OnlyTheTemplateEntryIsRestored(t *testing.T) {
 	// Other edits in the same update (image, other annotations) go through.
 	req := workloadUpdate(t, "Deployment", bob, aliceValue, bobValue)
 	setEntry(object(req, "object"), "Deployment", "annotations", "team/contact", "bob@example.com")
@@ -226,7 +226,7 @@ func TestUpdateWorkload_Rule8_OnlyTheTemplateEntryIsRestored(t *testing.T) {
 	expectOnly(t, req, resp, "Deployment", "annotations", AnnotationKey, aliceValue)
 }
 
-func TestUpdateWorkload_Rule9_LegacyLabelIsGuardedWithoutAnnotation(t *testing.T) {
+func TestRule9_LegacyLabelIsGuardedWithoutAnnotation(t *testing.T) {
 	const label = "yunikorn.apache.org/username"
 	labelled := func(user map[string]any, oldLabel, newLabel any) map[string]any {
 		req := workloadUpdate(t, "Job", user, nil, nil)

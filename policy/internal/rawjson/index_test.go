@@ -64,7 +64,7 @@ func checkIndexFromAgrees(t *testing.T, doc string, minSize int) {
 			t.Fatalf("container %d at %d: next %d, want %d", i, c.start, c.next, x.Following(c.end))
 		}
 	}
-	// Every container, as gjson finds it (Index: its offset) and restarted at 0 (as findTarget does), and
+	// Every container, as gjson finds it (Index: its offset) and restarted at 0 (as the policy's walker does), and
 	// the root as gjson.Parse gives it (leading whitespace skipped, trailing kept).
 	var check func(v gjson.Result)
 	check = func(v gjson.Result) {

@@ -1,0 +1,300 @@
+package policy
+
+import (
+	"github.com/tidwall/gjson"
+
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
+)
+
+// The rules, once for every kind: CREATE and UPDATE walk the kind's paths, decide on each target in
+// turn and write every change in one edit pass. A built-in kind is one target (a Pod's metadata, or a
+// workload's pod template metadata) with the legacy label beside its annotation; a declared kind has as
+// many targets as its paths name, and guard maps (rule 13). What differs between them is said by the
+// kind's voice (voice.go) and by its rules on UPDATE: a Pod's annotation never changes (rule 5).
+
+// create applies docs/rules.md rules 1-4 and, for a declared kind, 11 and 13.
+//
+// The decisions are kept out of line (go:noinline): inlined, their locals shared one 9 KB stack frame,
+// and a fresh instance touches every stack page a request reaches; each page is a page fault on
+// wasmtime, the engine policy-server runs (docs/runtime.md "Pages").
+//
+//go:noinline
+func (e *evaluation) create() decision {
+	now, problem := e.walk(e.req.object, "request.object")
+	if problem != "" {
+		return badInput(problem)
+	}
+	// Rule 4: a workload (or an operator's intermediate object, a RayCluster from a RayJob) made by a
+	// system user was copied from a parent that was already handled; changing its template makes the
+	// deployment controller create ReplicaSets forever (YUNIKORN-1627).
+	if e.kind.rules != PodRules && e.systemUser() {
+		if e.settings.BypassControllers {
+			if d, refused := e.checkValues(&now); refused {
+				return d
+			}
+		}
+		e.debug(e.kind.voice.createdBySystem())
+		return accept()
+	}
+	if d, refused := e.refuseIdentity(&now, nil); refused {
+		return d
+	}
+	c := e.newChange(len(now.targets))
+	for i := range now.targets {
+		t := &now.targets[i]
+		if d, refused := e.checkTargetKeys(&now, t, nil, nil); refused {
+			return d
+		}
+		if d, refused := c.asOnCreate(&now, t, t.value.Result(now.doc)); refused {
+			return d
+		}
+	}
+	return c.decision()
+}
+
+// update applies docs/rules.md rule 5 to a Pod, and rules 6-9 (and, for a declared kind, 12 and 13) to
+// a workload: targets are paired with the old object's by their concrete path.
+//
+//go:noinline
+func (e *evaluation) update() decision {
+	now, problem := e.walk(e.req.object, "request.object")
+	if problem != "" {
+		return badInput(problem)
+	}
+	if rawjson.IsMissing(e.req.oldObject) {
+		return badInput("request.oldObject is missing: an UPDATE needs the old object to compare with")
+	}
+	was, problem := e.oldMaps(&now)
+	if problem != "" {
+		return badInput(problem)
+	}
+	if e.kind.rules == PodRules {
+		return e.immutable(&now, &was)
+	}
+	if d, refused := e.refuseIdentity(&now, &was); refused {
+		return d
+	}
+	pairs := pairing{was: was.targets, wasKeys: was.keys, nowKeys: now.keys}
+	c := e.newChange(len(now.targets))
+	for i := range now.targets {
+		t := &now.targets[i]
+		before, paired := pairs.find(i, t)
+		if d, refused := e.checkTargetKeys(&now, t, &was, before); refused {
+			return d
+		}
+		var d decision
+		var refused bool
+		if paired {
+			d, refused = c.asOnUpdate(&now, t, &was, before)
+		} else { // a new element: as on CREATE
+			d, refused = c.asOnCreate(&now, t, t.value.Result(now.doc))
+		}
+		if refused {
+			return d
+		}
+	}
+	return c.decision()
+}
+
+// immutable applies rule 5: nobody may change the annotation of an existing pod, nor its legacy label
+// while it has no annotation; and rule 15 (not 14: YuniKorn reads a pod's application once).
+func (e *evaluation) immutable(now, was *maps) decision {
+	if !sameEntry(was.targets[0].value.Result(was.doc), now.targets[0].value.Result(now.doc)) {
+		e.warn("refused a change of " + AnnotationKey + " on an existing pod (rule 5)")
+		return reject(Rule5Refusal)
+	}
+	if labelChanged(now, was, e.settings.LegacyUserLabel) {
+		e.warn("refused a change of " + e.settings.LegacyUserLabel + " on an existing pod (rule 5)")
+		return reject(Rule5LabelRefusal(e.settings.LegacyUserLabel))
+	}
+	if d, refused := e.refuseIdentity(now, was); refused {
+		return d
+	}
+	return accept()
+}
+
+// labelChanged reports whether the legacy label of a built-in kind's target changed where it is guarded:
+// when legacy handling is on and the old object has no annotation (rules 5 and 9).
+func labelChanged(now, was *maps, legacyLabel string) bool {
+	return legacyLabel != "" && was.labels != nil && !was.targets[0].value.Exists() && !sameEntry(was.label(), now.label())
+}
+
+// refuseIdentity applies, for an untrusted requester, rule 13 to a declared kind's guard maps and rules 14
+// (not on a Pod's UPDATE) and 15 to a built-in kind's target metadata (was is nil on CREATE). The guard
+// maps are read only for an untrusted requester; for the target metadata, what would be refused is found
+// first, so that the common request pays for no pattern match.
+func (e *evaluation) refuseIdentity(now, was *maps) (decision, bool) {
+	if len(now.guard) > 0 && !e.trusted() {
+		if d, refused := e.guard(now, was); refused {
+			return d, true
+		}
+	}
+	var old *podIdentity
+	if was != nil {
+		old = &was.identity
+	}
+	refusal := podIdentityRefusal(&now.identity, old, e.req.namespace.Str, e.kind.rules != PodRules || was == nil)
+	if refusal == "" || e.trusted() {
+		return decision{}, false
+	}
+	e.warn("refused the pods' application or task groups (rules 14 and 15)")
+	return reject(refusal), true
+}
+
+// checkValues validates every value present in the targets (a trusted requester's).
+func (e *evaluation) checkValues(m *maps) (decision, bool) {
+	for i := range m.targets {
+		if t := &m.targets[i]; t.value.Exists() {
+			if problem := CheckSuppliedValue(t.value.Result(m.doc).Str); problem != "" {
+				return e.invalidValueIn(e.place(m, t), problem), true
+			}
+		}
+	}
+	return decision{}, false
+}
+
+// place names a target in a message about its value: a built-in kind's target metadata, or a declared
+// kind's map by its concrete path.
+func (e *evaluation) place(m *maps, t *cref) string {
+	if e.kind.where != "" {
+		return e.kind.where
+	}
+	return m.key(t)
+}
+
+// outcome is what the decision did with one target, for the kind's voice to tell.
+type outcome uint8
+
+const (
+	stamped       outcome = iota // rule 3: the requester's identity written where there was none
+	replaced                     // rule 1: an untrusted value replaced by the requester's identity
+	kept                         // rule 1: a trusted requester's value kept
+	ownIdentity                  // rule 1: the value supplied is the requester's own identity
+	labelKept                    // rule 2: the legacy label stands for the user
+	labelIgnored                 // rule 2: the legacy label did not, and the requester was stamped
+	trustedChange                // rule 7: a trusted requester changed the template's identity
+	restored                     // rule 8: an untrusted change of the annotation undone
+	labelRestored                // rules 8 and 9: an untrusted change of the legacy label alone undone
+	outcomes
+)
+
+// change collects the changes of one request: the edits, written in one pass, and how many targets had
+// each outcome.
+type change struct {
+	e         *evaluation
+	edits     edits
+	stamp     *string // the requester's identity as the annotation value, once a supplied one is compared with it
+	stampJSON []rawjson.Part
+	n         [outcomes]int
+}
+
+func (e *evaluation) newChange(targets int) *change {
+	c := &change{e: e, edits: edits{doc: e.req.object.Raw, index: e.req.index}, stampJSON: stampJSON(&e.who)}
+	c.edits.sets = make([]setOp, 0, targets)
+	return c
+}
+
+// isStamp reports whether a supplied value is exactly the requester's identity as the policy writes it.
+func (c *change) isStamp(value string) bool {
+	if c.stamp == nil {
+		stamp := stampValue(&c.e.who)
+		c.stamp = &stamp
+	}
+	return value == *c.stamp
+}
+
+// asOnCreate applies rules 1-3 (11 for a declared kind) to one target (value is its annotation): a
+// trusted requester's value is validated and kept, a target without a value is stamped (unless rule 2's
+// legacy label stands for the user), an untrusted value is replaced, or the request refused.
+func (c *change) asOnCreate(m *maps, t *cref, value gjson.Result) (decision, bool) {
+	e := c.e
+	switch {
+	case !value.Exists():
+		if c.labelStands(m) {
+			break
+		}
+		c.edits.set(t, AnnotationKey, c.stampJSON)
+		c.n[stamped]++
+	case e.trusted():
+		if problem := CheckSuppliedValue(value.Str); problem != "" {
+			return e.invalidValueIn(e.place(m, t), problem), true
+		}
+		c.n[kept]++
+	case c.isStamp(value.Str): // nothing forged, nothing to change
+		c.n[ownIdentity]++
+	case e.settings.OnUntrustedAnnotation == ModeReject:
+		return e.kind.voice.refuseSupplied(e, m.key(t)), true
+	default:
+		c.edits.set(t, AnnotationKey, c.stampJSON)
+		c.n[replaced]++
+	}
+	return decision{}, false
+}
+
+// labelStands applies rule 2 to a target without the annotation: the legacy label stands for the user
+// only for a trusted submitter when bypassAuth is on.
+func (c *change) labelStands(m *maps) bool {
+	if label := m.label(); !label.Exists() || label.Str == "" {
+		return false
+	}
+	if c.e.settings.BypassAuth && c.e.trusted() {
+		c.n[labelKept]++
+		return true
+	}
+	c.n[labelIgnored]++
+	return false
+}
+
+// asOnUpdate applies rules 6-9 (12 for a declared kind) to one target and its pair in the old object:
+// an unchanged target is left alone, a trusted requester's change is validated and kept, an untrusted
+// change is undone, or the request refused.
+func (c *change) asOnUpdate(now *maps, t *cref, was *maps, before *cref) (decision, bool) {
+	e := c.e
+	labelChange := labelChanged(now, was, e.settings.LegacyUserLabel)
+	if sameBytes(now.doc, t.value, was.doc, before.value) && !labelChange {
+		return decision{}, false // unchanged, byte for byte (a controller's status write): nothing to unescape
+	}
+	value, beforeValue := t.value.Result(now.doc), before.value.Result(was.doc)
+	annotationChange := !sameEntry(beforeValue, value)
+	switch {
+	case !annotationChange && !labelChange: // rule 6: no mutation, so no rollout is caused
+	case e.trusted(): // rule 7
+		if annotationChange && value.Exists() {
+			if problem := CheckSuppliedValue(value.Str); problem != "" {
+				return e.invalidValueIn(e.place(now, t), problem), true
+			}
+		}
+		c.n[trustedChange]++
+	case e.settings.OnUntrustedAnnotation == ModeReject: // rule 8
+		return e.kind.voice.refuseChange(e, now.key(t), !annotationChange), true
+	default: // rule 8: restored
+		if annotationChange {
+			c.restore(t, AnnotationKey, beforeValue)
+			c.n[restored]++
+		} else {
+			c.n[labelRestored]++
+		}
+		if labelChange {
+			c.restore(now.labels, e.settings.LegacyUserLabel, was.label())
+		}
+	}
+	return decision{}, false
+}
+
+// restore puts back key's old value in the map ref names: removed when there was none.
+func (c *change) restore(ref *cref, key string, old gjson.Result) {
+	if old.Exists() {
+		c.edits.set(ref, key, rawjson.Texts(nil, old.Raw))
+		return
+	}
+	c.edits.remove(ref, key)
+}
+
+// decision answers with every change spliced in one pass, told in the kind's voice.
+func (c *change) decision() decision {
+	mutated, problem := c.edits.result()
+	if problem != "" {
+		return badInput(problem)
+	}
+	return c.e.kind.voice.tell(c, mutated)
+}
