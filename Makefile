@@ -129,13 +129,16 @@ corpus: policy.wasm $(KWHOST) ## re-record test/corpus/calls.jsonl.gz from the e
 	KWHOST_RECORD_CALLS=$(abspath $(BUILD))/calls.jsonl go test -count=1 ./internal/malformed
 	POLICY=$(abspath policy.wasm) go test -count=1 -v -run TestCorpus ./test/corpus -args -pack $(abspath $(BUILD))/calls.jsonl
 
-# The floor and the typed module go through every build step policy.wasm does, pre-initialiser included:
-# a floor that skipped a step the policy takes would flatter every ratio the benchmark divides by it.
-build/floor.tinygo.wasm build/typed.tinygo.wasm: build/%.tinygo.wasm: bench/%/main.go $(wildcard wapcguest/*.go) go.mod go.sum Makefile $(TOOLS)/tinygo.path
+# The floors (bench/floor, bench/mutfloor) and the typed module go through every build step policy.wasm
+# does, pre-initialiser included: a floor that skipped a step the policy takes would flatter every ratio
+# the benchmark divides by it.
+build/floor.tinygo.wasm build/mutfloor.tinygo.wasm build/typed.tinygo.wasm: build/%.tinygo.wasm: bench/%/main.go $(wildcard wapcguest/*.go) go.mod go.sum Makefile $(TOOLS)/tinygo.path
 	@mkdir -p build
 	$$(cat $(TOOLS)/tinygo.path) build -o $@ $(TINYGO_FLAGS) ./bench/$*
 
-build/floor.wasm build/typed.wasm: build/%.wasm: build/%.tinygo.wasm $(PREINIT)
+build/mutfloor.tinygo.wasm: bench/mutfloor/mutate.go
+
+build/floor.wasm build/mutfloor.wasm build/typed.wasm: build/%.wasm: build/%.tinygo.wasm $(PREINIT)
 	$(PREINIT) -o $@ $<
 
 # YuniKorn's own admission handler (yunikorn-k8shim v1.4.0), built natively for the benchmarks to measure
