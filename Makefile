@@ -149,16 +149,16 @@ $(YUNIKORN_NATIVE): bench/yunikorn/main.go bench/yunikorn/go.mod bench/yunikorn/
 	cd bench/yunikorn && go build -o $@ .
 
 .PHONY: bench
-bench: policy.wasm build/floor.wasm build/typed.wasm $(YUNIKORN_NATIVE) ## benchmark policy.wasm (fresh instance per evaluation) against the floor and YuniKorn's own handler, and policy/ natively
-	go run ./bench/wazero -policy policy.wasm -floor build/floor.wasm -typed build/typed.wasm -native $(YUNIKORN_NATIVE) -n $(BENCH_N)
+bench: policy.wasm build/floor.wasm build/mutfloor.wasm build/typed.wasm $(YUNIKORN_NATIVE) ## benchmark policy.wasm (fresh instance per evaluation) against the floors and YuniKorn's own handler, and policy/ natively
+	go run ./bench/wazero -policy policy.wasm -floor build/floor.wasm -mutfloor build/mutfloor.wasm -typed build/typed.wasm -native $(YUNIKORN_NATIVE) -n $(BENCH_N)
 	go test -run '^$$' -bench . -benchmem ./policy
 
 BENCH_N ?= 2000
 
 .PHONY: bench-wasmtime
-bench-wasmtime: policy.wasm build/floor.wasm build/typed.wasm $(YUNIKORN_NATIVE) ## the same benchmark on wasmtime, policy-server's engine (bench/wasmtime: a ~200 MB cgo module, not part of make test)
+bench-wasmtime: policy.wasm build/floor.wasm build/mutfloor.wasm build/typed.wasm $(YUNIKORN_NATIVE) ## the same benchmark on wasmtime, policy-server's engine (bench/wasmtime: a ~200 MB cgo module, not part of make test)
 	cd bench/wasmtime && go build -o $(BUILD)/wasmtime-bench .
-	$(BUILD)/wasmtime-bench -policy policy.wasm -floor build/floor.wasm -typed build/typed.wasm -native $(YUNIKORN_NATIVE) -n $(BENCH_N)
+	$(BUILD)/wasmtime-bench -policy policy.wasm -floor build/floor.wasm -mutfloor build/mutfloor.wasm -typed build/typed.wasm -native $(YUNIKORN_NATIVE) -n $(BENCH_N)
 
 # policy/'s Go benchmarks built by TinyGo and run in the guest on wazero: what each piece costs where the
 # policy runs (make bench times whole evaluations; natively they are 3-4x faster and allocate differently).

@@ -35,17 +35,8 @@ func TestMeasure_TargetsTakeTurns(t *testing.T) {
 	}
 	// Rounds of burst (10) evaluations from -n/10 (the warm-up) to n, the order rotating: a b, b a, a b,
 	// b a, then the last 4 of each; a turn next to the same target's turn reads as one run here.
-	var runs []string
-	for i := 0; i < len(log); {
-		j := i
-		for j < len(log) && log[j] == log[i] {
-			j++
-		}
-		runs = append(runs, fmt.Sprintf("%s%d", log[i], j-i))
-		i = j
-	}
 	want := "a10 b20 a20 b20 a14 b4"
-	if got := strings.Join(runs, " "); got != want {
+	if got := runs(log); got != want {
 		t.Errorf("evaluations in order: %s, want %s", got, want)
 	}
 	for k, r := range results {
@@ -72,4 +63,40 @@ type refusingHost struct{ turnsHost }
 func (h refusingHost) NewInstance(context.Context) (Instance, error) { return h, nil }
 func (h refusingHost) Call(context.Context, string, []byte) ([]byte, error) {
 	return []byte(`{"accepted":false}`), nil
+}
+
+// With a mutating floor, the floors and the policy take turns on a scenario, the typed module is measured
+// after them, and each result is kept under its module's key.
+func TestMeasureScenarios_MutatingFloorTakesTurns(t *testing.T) {
+	var log []string
+	m := func(name string) *module { return &module{name: name, host: turnsHost{name, &log}} }
+	s := suite{floor: m("floor"), mutFloor: m("mutfloor"), policy: m("policy"), typed: m("typed-json")}
+	results := map[string]result{}
+	if err := measureScenarios(context.Background(), s, []scenario{{name: "s"}}, Options{N: 20}, results, nil); err != nil {
+		t.Fatal(err)
+	}
+	// Rounds of 10 from -2 (the warm-up) to 20, the order rotating, then the typed module's 20 and warm-up.
+	want := "floor10 mutfloor10 policy10 mutfloor10 policy10 floor10 policy2 floor2 mutfloor2 typed-json22"
+	if got := runs(log); got != want {
+		t.Errorf("evaluations in order: %s, want %s", got, want)
+	}
+	for _, key := range []string{"floor:s", "mutfloor:s", "s", "typed:s"} {
+		if results[key].p50 <= 0 {
+			t.Errorf("no result under %q: %v", key, results)
+		}
+	}
+}
+
+// runs writes a log of evaluations as its runs of the same module: "a10 b20".
+func runs(log []string) string {
+	var out []string
+	for i := 0; i < len(log); {
+		j := i
+		for j < len(log) && log[j] == log[i] {
+			j++
+		}
+		out = append(out, fmt.Sprintf("%s%d", log[i], j-i))
+		i = j
+	}
+	return strings.Join(out, " ")
 }

@@ -1,8 +1,9 @@
 // Package wasmbench measures a policy module the way policy-server runs it: the module is compiled once and
 // every evaluation gets a fresh instance (instantiate, _start, wapc_init, validate, close). It runs the same
-// scenarios through a floor module (a waPC policy that answers without reading the payload) and through a
-// module that decodes the object with encoding/json into typed structs, and reports each scenario as a
-// ratio to the floor, so results compare across machines. The engine is a parameter: bench/wazero runs it
+// scenarios through a floor module (a waPC policy that answers without reading the payload), optionally a
+// mutating floor (one that answers the object with the policy's one-annotation change, deciding nothing),
+// and a module that decodes the object with encoding/json into typed structs, and reports each scenario as
+// a ratio to the floors, so results compare across machines. The engine is a parameter: bench/wazero runs it
 // on wazero (the project's host), bench/wasmtime on wasmtime (the engine policy-server embeds). It is a
 // benchmark tool, not a test: `make bench`, `make bench-wasmtime`.
 package wasmbench
@@ -46,6 +47,69 @@ type module struct {
 	host    Module
 }
 
+// resultKey is where m's result on a scenario is kept: the policy's under the scenario's name, the
+// floors' under "floor:" and "mutfloor:" and the name.
+func (m *module) resultKey(scenario string) string {
+	if m.name == "policy" {
+		return scenario
+	}
+	return m.name + ":" + scenario
+}
+
+// suite is the modules of a run.
+type suite struct {
+	floor, mutFloor, policy, typed *module // mutFloor is nil when not given
+}
+
+// loadSuite compiles the modules of opts, the mutating floor only when opts.MutFloor names a file; when
+// one fails, the suite holds those before it, to close.
+func loadSuite(ctx context.Context, engine Engine, opts Options) (suite, error) {
+	var s suite
+	mutFloor := opts.MutFloor
+	if _, err := os.Stat(mutFloor); mutFloor != "" && err != nil {
+		fmt.Fprintf(os.Stderr, "wasmbench: no mutating floor (%v): measuring without it\n", err)
+		mutFloor = ""
+	}
+	for _, m := range []struct {
+		loaded     **module
+		name, path string
+	}{{&s.floor, "floor", opts.Floor}, {&s.mutFloor, "mutfloor", mutFloor}, {&s.policy, "policy", opts.Policy}, {&s.typed, "typed-json", opts.Typed}} {
+		if m.path == "" {
+			continue // the mutating floor, left out
+		}
+		var err error
+		if *m.loaded, err = load(ctx, engine, m.name, m.path); err != nil {
+			return s, err
+		}
+	}
+	return s, nil
+}
+
+// all are the suite's modules in the report's order (those loaded, when loading failed).
+func (s suite) all() []*module {
+	var out []*module
+	for _, m := range []*module{s.floor, s.mutFloor, s.policy, s.typed} {
+		if m != nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func (s suite) close(ctx context.Context) {
+	for _, m := range s.all() {
+		_ = m.host.Close(ctx)
+	}
+}
+
+// compared are the modules that take turns on every scenario: the floors, then the policy.
+func (s suite) compared() []*module {
+	if s.mutFloor == nil {
+		return []*module{s.floor, s.policy}
+	}
+	return []*module{s.floor, s.mutFloor, s.policy}
+}
+
 type result struct {
 	min, p50, p99, mean time.Duration
 	memory              uint32
@@ -60,6 +124,9 @@ type Options struct {
 	Only                 string // run only the scenarios whose name contains this
 	N                    int    // evaluations per scenario and module
 	Reuse                int    // evaluations in one reused instance (memory growth check)
+	// MutFloor is the mutating floor (bench/mutfloor), measured beside the floor and the policy ("" or a
+	// missing file leaves it out).
+	MutFloor string
 	// Native is bench/yunikorn's binary: YuniKorn's own admission handler, measured natively on the same
 	// request bytes in the same run ("" leaves it out).
 	Native string
@@ -86,24 +153,15 @@ type Instance interface {
 	Close(ctx context.Context) error
 }
 
-// Run measures opts.Policy against the floor and the typed module on engine and prints the report.
+// Run measures opts.Policy against the floors and the typed module on engine and prints the report.
 func Run(engine Engine, opts Options) error {
 	ctx := context.Background()
-	policyPath, floorPath, typedPath, requests, only, n, reuse := opts.Policy, opts.Floor, opts.Typed, opts.Requests, opts.Only, opts.N, opts.Reuse
-	var modules []*module
-	for _, m := range []struct{ name, path string }{{"floor", floorPath}, {"policy", policyPath}, {"typed-json", typedPath}} {
-		loaded, err := load(ctx, engine, m.name, m.path)
-		if err != nil {
-			return err
-		}
-		modules = append(modules, loaded)
+	requests, only, n, reuse := opts.Requests, opts.Only, opts.N, opts.Reuse
+	s, err := loadSuite(ctx, engine, opts)
+	defer s.close(ctx)
+	if err != nil {
+		return err
 	}
-	defer func() {
-		for _, m := range modules {
-			_ = m.host.Close(ctx)
-		}
-	}()
-	policyM := modules[1]
 
 	scenarios, err := buildScenarios(requests)
 	if err != nil {
@@ -121,13 +179,18 @@ func Run(engine Engine, opts Options) error {
 
 	fmt.Printf("wasmbench: fresh instance per evaluation (policy-server's model), %s, %d evaluations each, timed on one goroutine\n\n", engine.Name(), n)
 	fmt.Printf("%-10s %10s %12s\n", "module", "size", "compile")
-	for _, m := range modules {
+	for _, m := range s.all() {
 		fmt.Printf("%-10s %8.1f KB %10.1f ms\n", m.name, float64(m.size)/1024, float64(m.compile.Microseconds())/1000)
 	}
 
-	fmt.Printf("\n%-22s %8s | %-38s | %-46s | %s\n", "scenario", "payload", "floor", "policy", "typed encoding/json")
-	fmt.Printf("%-22s %8s | %8s %8s %8s %10s | %8s %8s %8s %8s %9s | %8s %8s\n", "", "", "min", "p50", "p99", "evals/s",
-		"min", "p50", "p99", "x floor", "memory", "p50", "x policy")
+	// The mutating floor's column group, between the policy's and the typed module's, when it is measured.
+	mutHead, mutColumns := "", ""
+	if s.mutFloor != nil {
+		mutHead, mutColumns = fmt.Sprintf(" | %-17s", "mutating floor"), fmt.Sprintf(" | %8s %8s", "p50", "x mut")
+	}
+	fmt.Printf("\n%-22s %8s | %-38s | %-46s%s | %s\n", "scenario", "payload", "floor", "policy", mutHead, "typed encoding/json")
+	fmt.Printf("%-22s %8s | %8s %8s %8s %10s | %8s %8s %8s %8s %9s%s | %8s %8s\n", "", "", "min", "p50", "p99", "evals/s",
+		"min", "p50", "p99", "x floor", "memory", mutColumns, "p50", "x policy")
 	results := map[string]result{}
 	native := map[string]nativeResult{}
 	for i := 0; i < len(scenarios); {
@@ -135,18 +198,13 @@ func Run(engine Engine, opts Options) error {
 		for j < len(scenarios) && scenarios[j].withPrevious {
 			j++
 		}
-		if err := measureScenarios(ctx, modules, scenarios[i:j], opts, results, native); err != nil {
+		if err := measureScenarios(ctx, s, scenarios[i:j], opts, results, native); err != nil {
 			return err
 		}
 		i = j
 	}
 
-	fmt.Printf("\nphases, p50 (instantiate + _start + wapc_init | validate call | close):\n")
-	for _, sc := range scenarios {
-		f, p := results["floor:"+sc.name], results[sc.name]
-		fmt.Printf("  %-22s floor %8s %8s %8s   policy %8s %8s %8s\n", sc.name,
-			us(f.startup), us(f.call), us(f.close), us(p.startup), us(p.call), us(p.close))
-	}
+	printPhases(s, scenarios, results)
 
 	worstNative, worstNativeName := printNative(scenarios, results, native)
 
@@ -173,7 +231,7 @@ func Run(engine Engine, opts Options) error {
 
 	// A reused instance must not grow without bound (a host may reuse instances).
 	// TinyGo's GC grows the heap once or twice until it fits the working set; after that it must stay put.
-	first, half, last, err := reused(ctx, policyM, scenarios[0], reuse)
+	first, half, last, err := reused(ctx, s.policy, scenarios[0], reuse)
 	if err != nil {
 		return err
 	}
@@ -195,9 +253,13 @@ func Run(engine Engine, opts Options) error {
 	check(r100 <= 3, "100 KB Pod p50 = %.2f x floor (target <= 3)", r100)
 	r1m := ratio(results["scale-1m"].p50, results["floor:scale-1m"].p50)
 	check(r1m <= 3, "1 MB Pod p50 = %.2f x floor (target <= 3)", r1m)
+	if s.mutFloor != nil {
+		fmt.Printf("  info 4 KB Pod CREATE stamp p50 = %.2f x mutating floor (not a target: the decisions' cost above a mutation's)\n",
+			ratio(stamp.p50, results["mutfloor:pod-4k-stamp"].p50))
+	}
 	worst := worstTyped(scenarios, results)
 	check(worst >= 50, "every scenario >= 50x faster than a typed encoding/json decode (worst %.1fx)", worst)
-	check(policyM.size <= 300*1024, "policy.wasm = %.1f KB (target <= 300 KB)", float64(policyM.size)/1024)
+	check(s.policy.size <= 300*1024, "policy.wasm = %.1f KB (target <= 300 KB)", float64(s.policy.size)/1024)
 	check(stamp.memory <= 2<<20, "guest memory after a 4 KB Pod evaluation = %.2f MB (target <= 2 MiB)", float64(stamp.memory)/(1<<20))
 	check(last == half, "reused instance memory flat over %d evaluations (no growth in the second half: %.2f -> %.2f MB)", reuse, mb(half), mb(last))
 	check(r2 >= 0.98, "cost grows linearly with the object (R² = %.4f, %.2f µs/KB)", r2, slope)
@@ -210,36 +272,60 @@ func Run(engine Engine, opts Options) error {
 	return nil
 }
 
-// measureScenarios measures scenarios (one, or a few compared with each other) on the floor and the
+// printPhases prints each scenario's phases on the floors and the policy.
+func printPhases(s suite, scenarios []scenario, results map[string]result) {
+	fmt.Printf("\nphases, p50 (instantiate + _start + wapc_init | validate call | close):\n")
+	for _, sc := range scenarios {
+		fmt.Printf("  %-22s", sc.name)
+		for k, m := range s.compared() {
+			r, gap := results[m.resultKey(sc.name)], "   "
+			if k == 0 {
+				gap = " "
+			}
+			fmt.Printf("%s%s %8s %8s %8s", gap, m.name, us(r.startup), us(r.call), us(r.close))
+		}
+		fmt.Println()
+	}
+}
+
+// measureScenarios measures scenarios (one, or a few compared with each other) on the floors and the
 // policy, all taking turns, then on the typed module and, with opts.Native, YuniKorn's handler; it records
 // the results and prints each scenario's row.
-func measureScenarios(ctx context.Context, modules []*module, scs []scenario, opts Options, results map[string]result, native map[string]nativeResult) error {
-	floorM, policyM, typedM := modules[0], modules[1], modules[2]
+func measureScenarios(ctx context.Context, s suite, scs []scenario, opts Options, results map[string]result, native map[string]nativeResult) error {
+	compared := s.compared()
 	var targets []target
 	for _, sc := range scs {
-		targets = append(targets, target{floorM, sc}, target{policyM, sc})
+		for _, m := range compared {
+			targets = append(targets, target{m, sc})
+		}
 	}
 	measured, err := measure(ctx, targets, opts.N)
 	if err != nil {
 		return err
 	}
 	for k, sc := range scs {
-		f, p := measured[2*k], measured[2*k+1]
-		t, err := measure(ctx, []target{{typedM, sc}}, max(opts.N/10, 20))
+		for j, m := range compared {
+			results[m.resultKey(sc.name)] = measured[k*len(compared)+j]
+		}
+		f, p := results["floor:"+sc.name], results[sc.name]
+		t, err := measure(ctx, []target{{s.typed, sc}}, max(opts.N/10, 20))
 		if err != nil {
 			return err
 		}
-		results[sc.name] = p
-		results["floor:"+sc.name] = f
 		results["typed:"+sc.name] = t[0]
 		if opts.Native != "" && sc.request != nil {
 			if native[sc.name], err = runNative(ctx, opts.Native, sc, opts.N); err != nil {
 				return err
 			}
 		}
-		fmt.Printf("%-22s %6.0fKB | %8s %8s %8s %10.0f | %8s %8s %8s %8.2f %7.2fMB | %8s %8.1f\n", sc.name, float64(len(sc.payload))/1024,
+		mut := ""
+		if s.mutFloor != nil {
+			m := results["mutfloor:"+sc.name]
+			mut = fmt.Sprintf(" | %8s %8.2f", us(m.p50), ratio(p.p50, m.p50))
+		}
+		fmt.Printf("%-22s %6.0fKB | %8s %8s %8s %10.0f | %8s %8s %8s %8.2f %7.2fMB%s | %8s %8.1f\n", sc.name, float64(len(sc.payload))/1024,
 			us(f.min), us(f.p50), us(f.p99), 1/f.mean.Seconds(),
-			us(p.min), us(p.p50), us(p.p99), ratio(p.p50, f.p50), float64(p.memory)/(1<<20),
+			us(p.min), us(p.p50), us(p.p99), ratio(p.p50, f.p50), float64(p.memory)/(1<<20), mut,
 			us(t[0].p50), ratio(t[0].p50, p.p50))
 	}
 	return nil
