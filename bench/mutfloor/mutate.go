@@ -1,7 +1,12 @@
 package main
 
-// annotation is the member the mutating floor adds to every object: the annotation the policy stamps on
-// the Pod of pod-create-alice.json.
+import (
+	"math/bits"
+	"unsafe"
+)
+
+// annotation is the member the mutating floor adds to every object: the policy's annotation for a
+// requester alice in one group (pod-create-alice.json's alice is in two: the policy's is 10 bytes longer).
 const annotation = `"yunikorn.apache.org/user.info":"{\"user\":\"alice\",\"groups\":[\"system:authenticated\"]}"`
 
 // What goes into metadata.annotations, or into metadata when it has no annotations; each is cut before its
@@ -140,9 +145,19 @@ func valueEnd(text []byte, i int) int {
 	return -1
 }
 
-// stringEnd returns the index just past the JSON string that starts at text[i] (a quote), or -1.
+// stringEnd returns the index just past the JSON string that starts at text[i] (a quote), or -1. Most of
+// a large object is string text, read here eight bytes at a time until a word holds a quote or a
+// backslash, as the policy's scanner reads it: byte by byte, the floor's scan of a 1 MB Pod took longer
+// than the policy's whole evaluation.
 func stringEnd(text []byte, i int) int {
-	for i++; i < len(text); i++ {
+	for i++; i+8 <= len(text); i += 8 {
+		w := load64(text, i)
+		if m := hasByte(w, '"') | hasByte(w, '\\'); m != 0 {
+			i += bits.TrailingZeros64(m) / 8 // the first byte flagged (little-endian: the first in the text) is a true one
+			break
+		}
+	}
+	for ; i < len(text); i++ {
 		switch text[i] {
 		case '\\':
 			i++
@@ -151,6 +166,20 @@ func stringEnd(text []byte, i int) int {
 		}
 	}
 	return -1
+}
+
+// load64 reads text[i:i+8] as one word; the caller has checked that i+8 <= len(text). An unsafe load,
+// with no bounds check, so that TinyGo inlines it (package rawjson's load64 says why).
+func load64(text []byte, i int) uint64 {
+	return *(*uint64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(text)), i))
+}
+
+// hasByte is non-zero when a byte of w is b, and its lowest flag marks the first such byte; a flag above
+// it may be false (Hacker's Delight 6-1).
+func hasByte(w uint64, b byte) uint64 {
+	const lowBits, highBits = 0x0101010101010101, 0x8080808080808080
+	w ^= lowBits * uint64(b)
+	return (w - lowBits) &^ w & highBits
 }
 
 func skipSpace(text []byte, i int) int {

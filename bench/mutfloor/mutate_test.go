@@ -117,9 +117,16 @@ func TestMutate_Shapes(t *testing.T) {
 			`{"settings":{"request":{"object":{}}},"request":{"uid":"{\"}[","name":"\"object\":{\"metadata\":{}}","object":` +
 				`{"a":"}","b":[1,{"metadata":"]"}],"metadata":{"labels":{"x":"{"},"annotations":{"annotations":"c"}},"spec":[true,null,-1.5e3]}}}`,
 			`{"a":"}","b":[1,{"metadata":"]"}],"metadata":{"labels":{"x":"{"},"annotations":{` + annotation + `,"annotations":"c"}},"spec":[true,null,-1.5e3]}`,
+		}, {
+			"long strings with escapes",
+			`{"request":{"object":{"s":"0123456789abcdef\"}{[0123456789\\","metadata":{"t":"ab\"cdefghijklmnop\\","annotations":{"k":"v"}}}}}`,
+			`{"s":"0123456789abcdef\"}{[0123456789\\","metadata":{"t":"ab\"cdefghijklmnop\\","annotations":{` + annotation + `,"k":"v"}}}`,
 		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			if !json.Valid([]byte(c.payload)) {
+				t.Fatalf("the payload is not JSON: %s", c.payload)
+			}
 			want := answerHead + c.want + "}"
 			if got := mutate([]byte(c.payload)); string(got) != want {
 				t.Errorf("got  %s\nwant %s", got, want)
