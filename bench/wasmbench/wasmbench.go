@@ -227,6 +227,7 @@ func Run(engine Engine, opts Options) error {
 	fmt.Printf("  fit: %.2f µs per KB + %.0f µs, R² = %.4f\n", slope, intercept, r2)
 
 	worstGroups := groupScaling(results)
+	worstEscaped := escapedScaling(results)
 	worstWorkflow := workflowCost(results)
 
 	// A reused instance must not grow without bound (a host may reuse instances).
@@ -264,6 +265,7 @@ func Run(engine Engine, opts Options) error {
 	check(last == half, "reused instance memory flat over %d evaluations (no growth in the second half: %.2f -> %.2f MB)", reuse, mb(half), mb(last))
 	check(r2 >= 0.98, "cost grows linearly with the object (R² = %.4f, %.2f µs/KB)", r2, slope)
 	check(worstGroups <= 3, "a requester in 20,000 groups costs <= 3x a Pod of the same size (worst %.2fx)", worstGroups)
+	check(worstEscaped <= 1.5, "a Pod of escaped JSON annotations costs <= 1.5x a Pod of the same bytes in guest time (worst %.2fx)", worstEscaped)
 	check(worstWorkflow <= 10, "a custom resource with thousands of targets costs <= 10x a Pod of the same bytes (worst %.1fx)", worstWorkflow)
 	if len(native) > 0 {
 		check(worstNative < 1, "faster than YuniKorn's native admission handler on every compared scenario, fresh instance included (worst p50 %.2fx, %s)",
@@ -492,6 +494,24 @@ func groupScaling(results map[string]result) float64 {
 	return worst
 }
 
+// escapedScaling prints the cost of a Pod whose annotations hold escaped JSON text beside a plain Pod of
+// the same size, the whole evaluation and the guest's call alone, and returns the worst ratio of the calls:
+// deciding a Pod must not depend on how escaped its other strings are.
+func escapedScaling(results map[string]result) float64 {
+	fmt.Printf("\nescaped strings (annotations of JSON text vs a plain Pod of the same size; p50 of the evaluation, and of the validate call alone):\n")
+	worst := 0.0
+	for _, size := range escapedSizes {
+		e, b := results["escaped-"+sizeName(size)], results["bytes-as-escaped-"+sizeName(size)]
+		if e.p50 == 0 || b.p50 == 0 {
+			continue
+		}
+		worst = math.Max(worst, ratio(e.call, b.call))
+		fmt.Printf("  %6s   %10s   same-size Pod %10s   %.2fx   call %10s vs %10s   %.2fx\n", sizeName(size),
+			us(e.p50), us(b.p50), ratio(e.p50, b.p50), us(e.call), us(b.call), ratio(e.call, b.call))
+	}
+	return worst
+}
+
 func median(ds []time.Duration) time.Duration {
 	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
 	return ds[len(ds)/2]
@@ -572,11 +592,67 @@ func buildScenarios(dir string) ([]scenario, error) {
 		out = append(out, scenario{name: fmt.Sprintf("groups-%d", groups), payload: payload, request: req},
 			scenario{name: fmt.Sprintf("bytes-as-groups-%d", groups), payload: wrap(same, `{}`), request: same, withPrevious: true})
 	}
+	// Independent of how escaped the object's strings are: a Pod whose annotations hold JSON text, every
+	// quote escaped (as kubectl's last-applied-configuration is), beside a Pod padded to the same size.
+	for _, size := range escapedSizes {
+		esc, err := withJSONAnnotations(pod, size)
+		if err != nil {
+			return nil, err
+		}
+		payload := wrap(esc, `{}`)
+		same, err := growPod(pod, len(payload))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, scenario{name: "escaped-" + sizeName(size), payload: payload, request: esc},
+			scenario{name: "bytes-as-escaped-" + sizeName(size), payload: wrap(same, `{}`), request: same, withPrevious: true})
+	}
 	workflows, err := workflowScenarios(dir, pod, wrap)
 	if err != nil {
 		return nil, err
 	}
 	return append(out, workflows...), nil
+}
+
+// escapedSizes are the sizes of the escaped-strings table.
+var escapedSizes = []int{4 << 10, 100 << 10, 1 << 20}
+
+func sizeName(size int) string {
+	if size >= 1<<20 {
+		return fmt.Sprintf("%dm", size>>20)
+	}
+	return fmt.Sprintf("%dk", size>>10)
+}
+
+// withJSONAnnotations adds annotations holding JSON text (~290 bytes each, a third of them escaped
+// quotes) to the Pod until the request is about size bytes: the shape of a 101 KB Pod with 340 such
+// annotations that once cost four times its size.
+func withJSONAnnotations(req []byte, size int) ([]byte, error) {
+	var r map[string]any
+	if err := json.Unmarshal(req, &r); err != nil {
+		return nil, err
+	}
+	metadata, _ := Path(r, "object", "metadata").(map[string]any)
+	if metadata == nil {
+		return nil, errors.New("the pod fixture has no metadata")
+	}
+	annotations, _ := metadata["annotations"].(map[string]any)
+	if annotations == nil {
+		annotations = map[string]any{}
+		metadata["annotations"] = annotations
+	}
+	for i := 0; ; i++ {
+		out, err := json.Marshal(r)
+		if err != nil || len(out) >= size {
+			return out, err
+		}
+		for j := range max((size-len(out))/330, 1) {
+			n := i*100000 + j
+			annotations[fmt.Sprintf("example.com/config-%06d", n)] = fmt.Sprintf(
+				`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"settings-%06d","labels":{"app":"analytics","tier":"backend"}},`+
+					`"data":{"mode":"batch","retries":"3","endpoint":"https://example.com/api/v1/items?page=%d"}}`, n, n)
+		}
+	}
 }
 
 // groupCounts are the requester sizes of the group scaling table (0: a requester in no group, the base).

@@ -18,6 +18,9 @@ var jsonIndexCases = []string{
 	" {\n\t\"a\" :\r [ 1 , { \"b\" : \"c\" } ] ,\n \"d\" : { } , \"e\" : [ ] } \n",
 	`{"user\u002einfo":"v","k":"a\"b\\c\u00e9\ud800","\"":{"\\":[]}}`,
 	`{"a":1,"a":{"x":[1]},"a":"3"}`, `[[[[[[[]]]]]]]`, `{"a":"}","b":"]","c":"{[","d":["}"]}`,
+	// Long strings, recorded as values and not as keys, escaped or not, beside containers.
+	`{"` + strings.Repeat("k", 200) + `":"` + strings.Repeat(`{\"a\":1}`, 30) + `","b":["` + strings.Repeat("v", 150) +
+		`",{"c":"` + strings.Repeat("w", 140) + `"}],"d":1}`,
 	`"0}0"`, ` "x" `, `5`, // not containers: a view that says JSON is read by gjson (the fuzzer found "0}0")
 }
 
@@ -57,8 +60,12 @@ func checkIndexFromAgrees(t *testing.T, doc string, minSize int) {
 		t.Fatalf("valid JSON refused: %s", doc)
 	}
 	for i, c := range x.containers {
-		if got := ContainerEnd(doc, c.start); got != c.end || c.end-c.start < minSize {
-			t.Fatalf("container %d at %d ends at %d, reading it says %d: %s", i, c.start, c.end, got, doc)
+		got, escaped := ContainerEnd(doc, c.start), false
+		if doc[c.start] == '"' { // a string value
+			got, escaped = StringEnd(doc, c.start)
+		}
+		if got != c.end || escaped != c.escaped || c.end-c.start < minSize {
+			t.Fatalf("container %d at %d ends at %d (escaped %v), reading it says %d (%v): %s", i, c.start, c.end, c.escaped, got, escaped, doc)
 		}
 		if c.next != x.Following(c.end) {
 			t.Fatalf("container %d at %d: next %d, want %d", i, c.start, c.next, x.Following(c.end))

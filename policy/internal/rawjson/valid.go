@@ -2,6 +2,7 @@ package rawjson
 
 import (
 	"math/bits"
+	"strings"
 	"unsafe"
 )
 
@@ -31,7 +32,7 @@ func ParseFrom(s string, minSize int) *Index {
 		entered := false
 		switch c := s[i]; c {
 		case '"':
-			i = scanString(s, i)
+			i = v.string(s, i)
 		case '{', '[':
 			if i, entered = v.enter(s, i); entered {
 				object = c == '{'
@@ -72,6 +73,18 @@ type validator struct {
 	containers []container
 	open       []int // the numbers of the containers entered, innermost last
 	minSize    int
+}
+
+// string reads the string value at i and records it when it is long: a member lookup then steps over it
+// without reading it again, however escaped it is (an annotation holding JSON text). Keys are not
+// recorded: they are read to be compared.
+func (v *validator) string(s string, i int) int {
+	end := scanString(s, i)
+	if end-i >= v.minSize {
+		v.containers = append(v.containers, container{start: i, end: end, next: len(v.containers) + 1,
+			escaped: strings.IndexByte(s[i:end], '\\') >= 0})
+	}
+	return end
 }
 
 // enter reads the container opening at i: an empty one (entered false, the offset after it), or the
