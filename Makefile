@@ -116,7 +116,7 @@ POLICY ?= policy.wasm
 e2e-tests: $(POLICY) $(KWHOST) ## test/e2e/*.bats through policy.wasm (or POLICY=...) with kwctl (or the project's host)
 	@hack/ensure-debian-packages.sh bats:bats jq:jq
 	KWCTL=$(KWCTL) POLICY=$(abspath $(POLICY)) bats test/e2e/e2e.bats test/e2e/e2e-attacks.bats
-	POLICY=$(abspath $(POLICY)) go test -count=1 ./test/corpus
+	POLICY=$(abspath $(POLICY)) go test -count=1 ./test/corpus ./test/footprint
 
 # The corpus (test/corpus) is every guest call the e2e suites, the tour and the malformed-input tests make, with the answers of the
 # module that recorded it. Re-record it only for a change of behaviour, and review what changed.

@@ -23,7 +23,7 @@ func main() {
 	})
 }
 
-// hostLog sends each line onelog writes (one JSON object and its newline per Write) to the host, as
+// hostLog sends each line the logger writes (one JSON object and its newline per Write) to the host, as
 // the SDK's KubewardenLogWriter does, without its buffer: that writer copies every line into a
 // bytes.Buffer and out again, and the writer itself, made at start-up, lives in a page of the
 // pre-initialised memory that every logged request then writes (a page fault of its own on wasmtime;

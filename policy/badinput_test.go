@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/francoispqt/onelog"
 )
 
 func TestOperations_DeleteAndConnectAreAcceptedWhateverElseIsMissing(t *testing.T) {
@@ -145,7 +143,7 @@ func TestResponse_IdenticalInputGivesIdenticalBytes(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no fixtures: %v", err)
 	}
-	logger := onelog.New(&bytes.Buffer{}, onelog.ALL)
+	logger := NewLogger(&bytes.Buffer{})
 	for _, file := range files {
 		data, err := os.ReadFile(file)
 		if err != nil {
@@ -165,7 +163,7 @@ func TestResponse_IdenticalInputGivesIdenticalBytes(t *testing.T) {
 }
 
 func TestResponse_Shape(t *testing.T) {
-	logger := onelog.New(&bytes.Buffer{}, onelog.ALL)
+	logger := NewLogger(&bytes.Buffer{})
 	if got := string(Validate([]byte(`{"request":{"operation":"DELETE"}}`), logger)); got != `{"accepted":true}` {
 		t.Fatalf("accept: %s", got)
 	}

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/francoispqt/onelog"
 	"github.com/tidwall/gjson"
 
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
@@ -32,7 +31,7 @@ func benchmarkValidate(b *testing.B, name, settings string) {
 // benchmarkPayload times Validate on payload.
 func benchmarkPayload(b *testing.B, payload []byte) {
 	b.Helper()
-	logger := onelog.New(io.Discard, onelog.ALL)
+	logger := NewLogger(io.Discard)
 	b.SetBytes(int64(len(payload)))
 	b.ReportAllocs()
 
@@ -209,7 +208,7 @@ func phaseEvaluation() *evaluation {
 	settings, _ := ParseSettings([]byte(r.settings.Raw))
 	custom, _ := settings.customKind(r.group, r.kind)
 	who, _ := readRequester(&r)
-	return &evaluation{settings: settings, req: &r, who: who, kind: declared(r.kind, custom), log: onelog.New(io.Discard, onelog.ALL)}
+	return &evaluation{settings: settings, req: &r, who: who, kind: declared(r.kind, custom), log: NewLogger(io.Discard)}
 }
 
 func BenchmarkPhase_Walk(b *testing.B) {

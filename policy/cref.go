@@ -52,7 +52,7 @@ func (w *walker) found(p *annotationPath, holder gjson.Result, rest []segment, o
 		ref.value = rawjson.RefOf(value)
 	}
 	if len(w.crefs) == cap(w.crefs) { // doubled: append grows a large slice by a quarter, copying it more often
-		w.crefs = slices.Grow(w.crefs, max(16, len(w.crefs)))
+		w.crefs = slices.Grow(w.crefs, max(1, len(w.crefs))) // a built-in kind's walk finds one map
 	}
 	w.crefs = append(w.crefs, ref)
 	return ""

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/francoispqt/onelog"
 	"github.com/google/go-cmp/cmp"
 	"github.com/tidwall/gjson"
 
@@ -51,7 +50,7 @@ func FuzzValidate(f *testing.F) {
 	f.Add([]byte(`{"request":{"operation":"CREATE","kind":{"kind":"Pod"},"userInfo":{"username":"a"},"object":{"metadata":null}}}`))
 	f.Add([]byte(`{"request":{"operation":"UPDATE","kind":{"group":"x.io","kind":"K"},"userInfo":{"username":"a"},` +
 		`"object":{"spec":{"groups":[{"template":{}}]}},"oldObject":{"spec":{"groups":[]}}},"settings":` + fuzzKindSettings + `}`))
-	logger := onelog.New(io.Discard, onelog.ALL)
+	logger := NewLogger(io.Discard)
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		out := Validate(payload, logger)
 		var resp struct {
@@ -308,7 +307,7 @@ func FuzzCustomKind(f *testing.F) {
 		`{"spec":{"driver":{"annotations":{"{{k}}":"v","yunikorn.apache.org/task-groups":"[{\"annotations\":{\"yunikorn.apache.org\\/user.info\":1}}]"}}}}`} {
 		f.Add(obj)
 	}
-	logger := onelog.New(io.Discard, onelog.ALL)
+	logger := NewLogger(io.Discard)
 	stamp := UserInfo{User: "bob"}.Encode()
 	payload := func(object string) []byte {
 		return []byte(`{"request":{"operation":"CREATE","kind":{"group":"x.io","version":"v1","kind":"K"},` +
@@ -360,7 +359,7 @@ func FuzzCustomKind(f *testing.F) {
 	})
 }
 
-func evaluateRawNoCheck(payload []byte, logger *onelog.Logger) (response, error) {
+func evaluateRawNoCheck(payload []byte, logger *Logger) (response, error) {
 	var resp response
 	err := json.Unmarshal(Validate(payload, logger), &resp)
 	return resp, err
@@ -426,7 +425,7 @@ func FuzzCustomKindUpdate(f *testing.F) {
 	} {
 		f.Add(pair[0], pair[1])
 	}
-	logger := onelog.New(io.Discard, onelog.ALL)
+	logger := NewLogger(io.Discard)
 	stamp := UserInfo{User: "bob"}.Encode()
 	settings, _ := CheckSettings([]byte(fuzzKindSettings))
 	kind, _ := settings.customKind("x.io", "K")

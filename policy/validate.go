@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"github.com/francoispqt/onelog"
 	"github.com/tidwall/gjson"
 
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
@@ -10,7 +9,7 @@ import (
 // Validate answers a Kubewarden validate payload ({"request":..,"settings":..}) with a validation response.
 // It never fails: bad input is a rejection with code 400 (docs/rules.md "Bad input"), since the host turns a Go
 // error into an HTTP 500 and, with failurePolicy Fail, that blocks every pod in the cluster.
-func Validate(payload []byte, logger *onelog.Logger) []byte {
+func Validate(payload []byte, logger *Logger) []byte {
 	return evaluate(payload, logger).encode()
 }
 
@@ -18,7 +17,7 @@ func Validate(payload []byte, logger *onelog.Logger) []byte {
 // the payload's bytes, and the capacity after them, when it fits there (decision.encodeOver), so that a
 // mutated object, as large as the request's, needs no buffer of its own. The waPC handler uses it: the
 // request buffer is the guest's own, and nothing reads it after the call.
-func ValidateOver(payload []byte, logger *onelog.Logger) []byte {
+func ValidateOver(payload []byte, logger *Logger) []byte {
 	return evaluate(payload, logger).encodeOver(payload)
 }
 
@@ -36,7 +35,7 @@ func ValidateSettings(payload []byte) []byte {
 // KB of stack, 14 -> 12 pages written; docs/runtime.md "Pages"). TinyGo's last step, binaryen's wasm-opt,
 // later inlines their code into the caller all the same, but each keeps its own frame (its own moves of
 // the stack pointer): the frames stay apart.
-func evaluate(payload []byte, logger *onelog.Logger) decision {
+func evaluate(payload []byte, logger *Logger) decision {
 	// The payload is only read and outlives the evaluation, so a string view of it is safe.
 	text := rawjson.View(payload)
 	index := rawjson.Parse(text)
@@ -87,7 +86,7 @@ func evaluate(payload []byte, logger *onelog.Logger) decision {
 // request's kind is parsed.
 //
 //go:noinline
-func evaluateCustom(r *request, logger *onelog.Logger) decision {
+func evaluateCustom(r *request, logger *Logger) decision {
 	if tableKind(r.group, r.kind) != nil || !hasCustomWorkloads(r.settings) {
 		return accept() // an operation of a table kind the policy does not decide on (UPDATE of a Binding)
 	}
@@ -116,13 +115,13 @@ func evaluateCustom(r *request, logger *onelog.Logger) decision {
 // Binding (the schedulers' own carry no annotations) is accepted unchanged.
 //
 //go:noinline
-func bindingDecision(x *rawjson.Index, object gjson.Result, logger *onelog.Logger) decision {
+func bindingDecision(x *rawjson.Index, object gjson.Result, logger *Logger) decision {
 	set, problem := bindingSetsAnnotation(x, object)
 	switch {
 	case problem != "":
 		return badInput(problem)
 	case set:
-		logger.WarnWithFields("refused a Binding that sets "+AnnotationKey+" (rule 10)", func(entry onelog.Entry) {
+		logger.Warn("refused a Binding that sets "+AnnotationKey+" (rule 10)", func(entry *Entry) {
 			entry.String("kind", "Binding")
 			entry.String("pod", object.Get("metadata.name").String())
 		})
@@ -165,7 +164,7 @@ type evaluation struct {
 	req      *request
 	who      requester
 	kind     workload
-	log      *onelog.Logger
+	log      *Logger
 	trust    int8 // trusted's answer: 0 until asked, then 1 or -1
 }
 
@@ -223,14 +222,14 @@ func (e *evaluation) describeRequester() string {
 }
 
 func (e *evaluation) debug(msg string) {
-	e.log.DebugWithFields(msg, e.fields)
+	e.log.Debug(msg, e.fields)
 }
 
 func (e *evaluation) warn(msg string) {
-	e.log.WarnWithFields(msg, e.fields)
+	e.log.Warn(msg, e.fields)
 }
 
-func (e *evaluation) fields(entry onelog.Entry) {
+func (e *evaluation) fields(entry *Entry) {
 	entry.String("user", e.who.logName()) // at most ~1 KiB of it
 	entry.String("kind", e.kind.name)
 	entry.String("operation", e.req.operation.Str)

@@ -91,6 +91,17 @@ func (i *Instance) MemorySize() uint32 {
 	return 0
 }
 
+// Memory returns a copy of the guest's linear memory: what a test compares to see the pages an
+// evaluation wrote.
+func (i *Instance) Memory() []byte {
+	mem := i.mod.Memory()
+	if mem == nil {
+		return nil
+	}
+	b, _ := mem.Read(0, mem.Size())
+	return append([]byte(nil), b...)
+}
+
 // Close releases the instance.
 func (i *Instance) Close(ctx context.Context) error {
 	return i.mod.Close(ctx)

@@ -21,7 +21,10 @@ func Parse(s string) *Index { return ParseFrom(s, IndexedSize) }
 // loop for values and commas, every scan returning a single offset (-1 for invalid text), and strings read
 // eight bytes at a time.
 func ParseFrom(s string, minSize int) *Index {
-	v := validator{minSize: minSize}
+	// Room for the records a small document needs (a Pod of 4 KB holds about 30), and for a few levels of
+	// nesting: grown from nothing, each slice was copied five or six times, and a fresh instance writes
+	// every page those copies take (docs/runtime.md "Pages"). A large document grows them from there.
+	v := validator{minSize: minSize, containers: make([]container, 0, 8+min(len(s)/128, 120)), open: make([]int, 0, 16)}
 	object := false // the innermost open container is an object (a local: read at every comma)
 	i := 0
 	for {

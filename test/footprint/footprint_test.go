@@ -1,0 +1,86 @@
+// Package footprint checks how many pages of linear memory policy.wasm writes to decide a request in a
+// fresh instance. On wasmtime, policy-server's engine, the first write to each 4 KiB page of a fresh
+// instance is a page fault (~13 µs on the 2-core VM of docs/performance.md, more than the policy's own
+// work for a small Pod), so the pages written are most of what a small request costs above the floor
+// (docs/runtime.md "Pages").
+package footprint
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/wapchost"
+)
+
+const pageSize = 4096
+
+// TestFootprint_SmallRequestsWriteFewPages: the module as shipped ($POLICY: make check sets it to
+// policy.wasm) writes at most the pages below for each small request, counting the request the host
+// writes into the guest: a ratchet at what it writes today (2026-11-26: 7 for a stamp, 9 for the status
+// update; 10 and 10 before the policy wrote its own log entries and sized the index's records for small
+// documents). The floor module writes 5 for any request (its stack, its heap with the request, and the
+// heap's block states).
+func TestFootprint_SmallRequestsWriteFewPages(t *testing.T) {
+	path := os.Getenv("POLICY")
+	if path == "" {
+		t.Skip("POLICY is not set: the pages written are those of the pre-initialised module as shipped (make check sets it)")
+	}
+	wasm, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	host, err := wapchost.Load(ctx, wasm, wapchost.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer host.Close(ctx)
+	for _, c := range []struct {
+		fixture string
+		pages   int
+	}{
+		{"pod-create-alice", 7},        // a stamp: stack 2, heap 4 (the request, its index, the answer's parts), block states 1
+		{"deployment-create-alice", 7}, // a template stamped
+		{"pod-update-status", 9},       // the most frequent request once pods/status is registered: stack 3, heap 5 (two objects)
+	} {
+		req, err := os.ReadFile(filepath.Join("..", "..", "testdata", "requests", c.fixture+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, req); err != nil {
+			t.Fatal(err)
+		}
+		payload := []byte(`{"request":` + compact.String() + `,"settings":{}}`)
+		inst, err := host.NewInstance(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := inst.Memory()
+		if _, err := inst.Call(ctx, "validate", payload); err != nil {
+			t.Fatal(err)
+		}
+		written := writtenPages(before, inst.Memory())
+		_ = inst.Close(ctx)
+		t.Logf("%s: %d pages %v", c.fixture, len(written), written)
+		if len(written) > c.pages {
+			t.Errorf("%s: %d pages written (%v), want at most %d", c.fixture, len(written), written, c.pages)
+		}
+	}
+}
+
+// writtenPages lists the pages whose bytes differ after the evaluation (or that it added).
+func writtenPages(before, after []byte) []int {
+	var pages []int
+	for p := 0; p*pageSize < len(after); p++ {
+		start, end := p*pageSize, min((p+1)*pageSize, len(after))
+		if end > len(before) || !bytes.Equal(before[start:end], after[start:end]) {
+			pages = append(pages, p)
+		}
+	}
+	return pages
+}
