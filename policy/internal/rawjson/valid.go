@@ -2,7 +2,6 @@ package rawjson
 
 import (
 	"math/bits"
-	"strings"
 	"unsafe"
 )
 
@@ -82,10 +81,9 @@ type validator struct {
 // without reading it again, however escaped it is (an annotation holding JSON text). Keys are not
 // recorded: they are read to be compared.
 func (v *validator) string(s string, i int) int {
-	end := scanString(s, i)
+	end, escaped := scanString(s, i)
 	if end-i >= v.minSize {
-		v.containers = append(v.containers, container{start: i, end: end, next: len(v.containers) + 1,
-			escaped: strings.IndexByte(s[i:end], '\\') >= 0})
+		v.containers = append(v.containers, container{start: i, end: end, next: len(v.containers) + 1, escaped: escaped})
 	}
 	return end
 }
@@ -148,7 +146,7 @@ func scanKey(s string, i int) int {
 	if i >= len(s) || s[i] != '"' {
 		return -1
 	}
-	if i = scanString(s, i); i < 0 {
+	if i, _ = scanString(s, i); i < 0 {
 		return -1
 	}
 	if i = skipSpace(s, i); i >= len(s) || s[i] != ':' {
@@ -157,15 +155,15 @@ func scanKey(s string, i int) int {
 	return i + 1
 }
 
-// scanString reads the string starting with the quote at i and returns the offset after its end, or -1.
-// The common case, a string of ordinary text, is read here eight bytes at a time; the rest (an escape, a
-// control character, the document's last bytes) by scanEscaped.
-func scanString(s string, i int) int {
+// scanString reads the string starting with the quote at i and returns the offset after its end, or -1,
+// and whether it holds an escape. The common case, a string of ordinary text, is read here eight bytes at
+// a time; the rest (an escape, a control character, the document's last bytes) by scanEscaped.
+func scanString(s string, i int) (end int, escaped bool) {
 	for i++; i+8 <= len(s); i += 8 {
 		w := load64(s, i)
 		if m := stringSpecial(w); m != 0 {
 			if i += firstFlagged(m); s[i] == '"' {
-				return i + 1
+				return i + 1, false
 			}
 			break
 		}
@@ -174,31 +172,32 @@ func scanString(s string, i int) int {
 }
 
 // scanEscaped is scanString from i, inside the string.
-func scanEscaped(s string, i int) int {
+func scanEscaped(s string, i int) (end int, escaped bool) {
 	for ; ; i++ {
 		if i = plainRun(s, i); i >= len(s) {
-			return -1
+			return -1, escaped
 		}
 		switch c := s[i]; {
 		case c == '"':
-			return i + 1
+			return i + 1, escaped
 		case c < 0x20:
-			return -1
+			return -1, escaped
 		}
 		// A backslash: i is left on the escape's last byte.
+		escaped = true
 		i++
 		if i >= len(s) {
-			return -1
+			return -1, escaped
 		}
 		switch s[i] {
 		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 		case 'u':
 			if i+4 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) || !isHex(s[i+3]) || !isHex(s[i+4]) {
-				return -1
+				return -1, escaped
 			}
 			i += 4
 		default:
-			return -1
+			return -1, escaped
 		}
 	}
 }
