@@ -37,7 +37,7 @@ type podIdentity struct {
 // readPodIdentity reads the application ID and the task groups from a pod's (or a pod template's) labels
 // and annotations maps, either of which may be absent; labelsAt and annotationsAt name them in messages.
 // Keys are compared after unescaping, and a key the decision reads that occurs twice is bad input.
-func readPodIdentity(x *rawjson.Index, labels, annotations gjson.Result, labelsAt, annotationsAt string) (podIdentity, string) {
+func readPodIdentity(x *rawjson.Index, labels, annotations gjson.Result, labelsAt, annotationsAt mapPath) (podIdentity, string) {
 	var id podIdentity
 	for _, source := range [...]struct {
 		label bool
@@ -64,7 +64,7 @@ func readPodIdentity(x *rawjson.Index, labels, annotations gjson.Result, labelsA
 	if annotations.IsObject() {
 		var dup bool
 		if id.taskGroups, dup = x.Child(annotations, TaskGroupsKey); dup {
-			return id, duplicateKey(annotationsAt, TaskGroupsKey)
+			return id, duplicateKey(annotationsAt.String(), TaskGroupsKey)
 		}
 	}
 	return id, ""

@@ -77,7 +77,7 @@ func (e *evaluation) readLabels(m *maps, root gjson.Result, field string) string
 	}
 	m.labels = &l.crefs[0]
 	labels := m.labels.m.Result(m.doc)
-	labelsAt, annotationsAt := field+"."+e.kind.labels.plain, field+"."+e.kind.targets[0].plain
+	labelsAt, annotationsAt := mapPath{field, e.kind.labels.plain}, mapPath{field, e.kind.targets[0].plain}
 	var problem string
 	m.identity, problem = readPodIdentity(e.req.index, labels, m.targets[0].m.Result(m.doc), labelsAt, annotationsAt)
 	if problem != "" || e.settings.LegacyUserLabel == "" || !labels.IsObject() {
@@ -92,15 +92,21 @@ func duplicateKey(path, key string) string {
 	return path + " has the key " + strconv.Quote(key) + " more than once"
 }
 
+// mapPath names a map in messages: the object (request.object) and the map's path in it, joined only
+// when a message is written, not for every request.
+type mapPath struct{ field, path string }
+
+func (p mapPath) String() string { return p.field + "." + p.path }
+
 // stringEntry reads m[key] from a string map (annotations or labels, named by at in messages): a key
 // given twice, or a value that is not a string, is bad input.
-func stringEntry(x *rawjson.Index, m gjson.Result, key, at string) (gjson.Result, string) {
+func stringEntry(x *rawjson.Index, m gjson.Result, key string, at mapPath) (gjson.Result, string) {
 	v, dup := x.Child(m, key)
 	switch {
 	case dup:
-		return v, duplicateKey(at, key)
+		return v, duplicateKey(at.String(), key)
 	case v.Exists() && v.Type != gjson.String:
-		return v, at + "[" + strconv.Quote(key) + "] must be a string"
+		return v, at.String() + "[" + strconv.Quote(key) + "] must be a string"
 	}
 	return v, ""
 }
