@@ -106,16 +106,12 @@ type workload struct {
 }
 
 func builtin(k *Kind) workload {
-	w := workload{name: k.Kind, rules: k.Rules, targets: make([]annotationPath, 1), voice: builtinVoice{}}
-	labels := strings.TrimSuffix(k.Path, "annotations") + "labels"
-	paths := [2]*annotationPath{&w.targets[0], new(annotationPath)}
-	for i, text := range [2]string{k.Path, labels} {
-		*paths[i], _ = parsePath(text, false, true) // TestKinds_TableIsConsistent parses every Path
-		paths[i].required = true
-	}
-	w.labels = paths[1]
-	w.where = strings.TrimSuffix(w.targets[0].plain, ".annotations")
-	return w
+	// TestKinds_TableIsConsistent parses both paths of every kind.
+	target, _ := parsePath(k.Path, false, true)
+	labels, _ := parsePath(strings.TrimSuffix(k.Path, "annotations")+"labels", false, true)
+	target.required, labels.required = true, true
+	return workload{name: k.Kind, rules: k.Rules, targets: []annotationPath{target}, labels: &labels,
+		where: strings.TrimSuffix(target.plain, ".annotations"), voice: builtinVoice{}}
 }
 
 // declared is a kind declared in customWorkloads.
@@ -126,10 +122,8 @@ func declared(name string, c *CustomWorkload) workload {
 // kindOf maps the request's API group and kind to the object the policy handles, when the policy decides
 // on this operation of it. Group and kind are matched both: a Job of another API group is not ours.
 func kindOf(group, kind, operation string) (workload, bool) {
-	for i := range kinds {
-		if k := &kinds[i]; k.Group == group && k.Kind == kind && k.handles(operation) {
-			return builtins[i], true
-		}
+	if i := tableIndex(group, kind); i >= 0 && kinds[i].handles(operation) {
+		return builtins[i], true
 	}
 	return workload{}, false
 }
@@ -145,10 +139,18 @@ var builtins = func() (out [len(kinds)]workload) {
 
 // tableKind returns the table's entry for a group and kind, or nil.
 func tableKind(group, kind string) *Kind {
-	for i := range kinds {
-		if k := &kinds[i]; k.Group == group && k.Kind == kind {
-			return k
-		}
+	if i := tableIndex(group, kind); i >= 0 {
+		return &kinds[i]
 	}
 	return nil
+}
+
+// tableIndex returns the number of the table's entry for a group and kind, or -1.
+func tableIndex(group, kind string) int {
+	for i := range kinds {
+		if kinds[i].Group == group && kinds[i].Kind == kind {
+			return i
+		}
+	}
+	return -1
 }
