@@ -14,9 +14,7 @@ import (
 
 // create applies docs/rules.md rules 1-4 and, for a declared kind, 11 and 13.
 //
-// The decisions are kept out of line (go:noinline): inlined, their locals shared one 9 KB stack frame,
-// and a fresh instance touches every stack page a request reaches; each page is a page fault on
-// wasmtime, the engine policy-server runs (docs/runtime.md "Pages").
+// Kept out of line, as evaluate's comment says why.
 //
 //go:noinline
 func (e *evaluation) create() decision {

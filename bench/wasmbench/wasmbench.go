@@ -578,34 +578,37 @@ func buildScenarios(dir string) ([]scenario, error) {
 		}
 		out = append(out, scenario{name: s.name, payload: wrap(big, `{}`), request: big})
 	}
-	// Linear in the requester: a user in N groups of 35 characters, beside a Pod padded to the same size.
-	for _, groups := range groupCounts {
-		req, err := withGroups(pod, groups)
-		if err != nil {
-			return nil, err
-		}
+	// A request beside a Pod padded to the same payload size, measured in turns with it ("bytes-as-" its name).
+	besideSameSizePod := func(name string, req []byte) error {
 		payload := wrap(req, `{}`)
 		same, err := growPod(pod, len(payload))
 		if err != nil {
+			return err
+		}
+		out = append(out, scenario{name: name, payload: payload, request: req},
+			scenario{name: "bytes-as-" + name, payload: wrap(same, `{}`), request: same, withPrevious: true})
+		return nil
+	}
+	// Linear in the requester: a user in N groups of 35 characters.
+	for _, groups := range groupCounts {
+		req, err := withGroups(pod, groups)
+		if err == nil {
+			err = besideSameSizePod(fmt.Sprintf("groups-%d", groups), req)
+		}
+		if err != nil {
 			return nil, err
 		}
-		out = append(out, scenario{name: fmt.Sprintf("groups-%d", groups), payload: payload, request: req},
-			scenario{name: fmt.Sprintf("bytes-as-groups-%d", groups), payload: wrap(same, `{}`), request: same, withPrevious: true})
 	}
 	// Independent of how escaped the object's strings are: a Pod whose annotations hold JSON text, every
-	// quote escaped (as kubectl's last-applied-configuration is), beside a Pod padded to the same size.
+	// quote escaped (as kubectl's last-applied-configuration is).
 	for _, size := range escapedSizes {
-		esc, err := withJSONAnnotations(pod, size)
+		req, err := withJSONAnnotations(pod, size)
+		if err == nil {
+			err = besideSameSizePod("escaped-"+sizeName(size), req)
+		}
 		if err != nil {
 			return nil, err
 		}
-		payload := wrap(esc, `{}`)
-		same, err := growPod(pod, len(payload))
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, scenario{name: "escaped-" + sizeName(size), payload: payload, request: esc},
-			scenario{name: "bytes-as-escaped-" + sizeName(size), payload: wrap(same, `{}`), request: same, withPrevious: true})
 	}
 	workflows, err := workflowScenarios(dir, pod, wrap)
 	if err != nil {
