@@ -5,7 +5,7 @@
 #
 # The benchmarks are built from a copy of the package, in a module of its own under a temporary directory:
 # the package's tests use go-cmp, whose initialisation TinyGo cannot run, so only the non-test files,
-# bench_test.go and the one helper it needs are copied; TinyGo's testing has no b.Loop, so the timed loop
+# bench_test.go and the two helpers it needs are copied; TinyGo's testing has no b.Loop, so the timed loop
 # is rewritten as `for range b.N` after b.ResetTimer.
 #
 # Usage: TINYGO_FLAGS="..." hack/bench-guest.sh TINYGO [BENCH_REGEXP] [BENCHTIME]
@@ -30,16 +30,22 @@ sed -e 's/for b.Loop() {/b.ResetTimer()\n\tfor range b.N {/' \
 	-e 's|filepath.Join("..", "testdata"|filepath.Join("/testdata"|' \
 	"$root/policy/bench_test.go" >"$work/policy/bench_test.go"
 {
-	echo 'package policy'
-	echo
+	printf 'package policy\n\nimport (\n\t"encoding/json"\n\t"testing"\n)\n\n'
 	awk '/^\/\/ path walks/,/^}/' "$root/policy/helpers_test.go"
+	awk '/^func mustJSON/,/^}/' "$root/policy/helpers_test.go"
 } >"$work/policy/path_test.go"
-if ! grep -q 'for range b.N' "$work/policy/bench_test.go" || ! grep -q '^func path' "$work/policy/path_test.go"; then
+if ! grep -q 'for range b.N' "$work/policy/bench_test.go" || ! grep -q '^func path' "$work/policy/path_test.go" ||
+	! grep -q '^func mustJSON' "$work/policy/path_test.go"; then
 	echo "bench-guest: policy/bench_test.go or policy/helpers_test.go changed shape; update this script" >&2
 	exit 1
 fi
-sed -e 's|^module .*|module guestbench|' "$root/go.mod" >"$work/go.mod"
-cp "$root/go.sum" "$work/"
+# The packages under policy/internal go along, without their tests; the module keeps its path, which
+# their imports name.
+(cd "$root" && find policy/internal -name '*.go' ! -name '*_test.go') | while read -r f; do
+	mkdir -p "$work/$(dirname "$f")"
+	cp "$root/$f" "$work/$f"
+done
+cp "$root/go.mod" "$root/go.sum" "$work/"
 
 # shellcheck disable=SC2086 # the flags are words
 (cd "$work" && "$tinygo" test -c -o "$work/bench.wasm" $flags ./policy)
