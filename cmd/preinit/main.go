@@ -42,7 +42,7 @@ func run(in, out string) error {
 	if err := os.WriteFile(out, snapshot, 0o644); err != nil { //nolint:gosec // a build artifact others read, as TinyGo writes it
 		return err
 	}
-	fmt.Printf("preinit: %s -> %s: %d bytes -> %d; memory %d pages, %d data segments (%d bytes), %d globals set\n",
-		in, out, len(wasm), len(snapshot), rep.MemoryPages, rep.Segments, rep.DataBytes, rep.Globals)
+	fmt.Printf("preinit: %s -> %s: %d bytes -> %d; memory %d pages, %d data segments (%d bytes), %d globals set, %d bytes of stack emptied\n",
+		in, out, len(wasm), len(snapshot), rep.MemoryPages, rep.Segments, rep.DataBytes, rep.Globals, rep.StackBytes)
 	return nil
 }

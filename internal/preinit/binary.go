@@ -148,6 +148,26 @@ func (r *reader) u32() uint32 {
 	return 0
 }
 
+// s32 reads a signed LEB128 number of 32 bits (an i32.const's operand).
+func (r *reader) s32() int32 {
+	var v int64
+	for shift := 0; shift < 35; shift += 7 {
+		c := r.byte()
+		v |= int64(c&0x7f) << shift
+		if c < 0x80 {
+			if c&0x40 != 0 {
+				v |= -1 << (shift + 7) // the sign bit of the last group, extended
+			}
+			if v < math.MinInt32 || v > math.MaxInt32 {
+				r.failf("i32 out of range")
+			}
+			return int32(v)
+		}
+	}
+	r.failf("i32 too long")
+	return 0
+}
+
 // skipSigned skips a signed LEB128 number of up to 64 bits.
 func (r *reader) skipSigned() {
 	for range 10 {

@@ -19,6 +19,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/tetratelabs/wazero"
@@ -34,6 +35,7 @@ type Report struct {
 	Segments    int    // active data segments written
 	DataBytes   int    // bytes those segments hold
 	Globals     int    // mutable globals whose initial value was set from the run
+	StackBytes  int    // bytes of stack that _start left in use and the snapshot gives back (emptyStack)
 }
 
 // gap is the shortest run of zero bytes that ends a data segment: a segment's header costs about 10
@@ -84,6 +86,7 @@ func Snapshot(ctx context.Context, wasm []byte) ([]byte, Report, error) {
 	}
 
 	rep := Report{MemoryPages: pages32(len(memory) / 65536)}
+	rep.StackBytes = emptyStack(m, globals, values, memory)
 	if err := setMemoryPages(m, rep.MemoryPages); err != nil {
 		return nil, Report{}, err
 	}
@@ -385,4 +388,92 @@ func stubImports(ctx context.Context, rt wazero.Runtime, compiled wazero.Compile
 		}
 	}
 	return nil
+}
+
+// emptyStack gives the stack back empty. A WASI command's `_start` ends with proc_exit, called from inside
+// its frames (TinyGo's runtime exits from the function that ran main), so when the run stops the stack
+// pointer is still below its initial value. Those frames never run again: kept, every instance would start
+// with them in use and its requests would reach deeper into the stack, each new 4 KiB page a page fault
+// on wasmtime. The stack pointer (the global LLVM names __stack_pointer; a module without that name is
+// left as it is) goes back to its initial value and the bytes of the abandoned frames are zeroed; with
+// the stack first in memory, below every data segment (TinyGo's layout), all of it is. It returns how
+// many bytes of stack were in use.
+func emptyStack(m *module, globals []global, values []uint64, memory []byte) int {
+	sp := globalNamed(m, "__stack_pointer")
+	if sp < 0 || sp >= len(globals) || !globals[sp].mutable || globals[sp].valType != typeI32 {
+		return 0
+	}
+	top, ok := i32Constant(globals[sp].init)
+	end := uint32(values[sp]) //nolint:gosec // an i32 global's value is its low 32 bits
+	if !ok || end >= top || uint64(top) > uint64(len(memory)) {
+		return 0
+	}
+	from := end
+	if lowestData(m) >= top {
+		from = 0
+	}
+	clear(memory[from:top])
+	values[sp] = uint64(top)
+	return int(top - end)
+}
+
+// globalNamed returns the index of the global the name section names name, or -1.
+func globalNamed(m *module, name string) int {
+	const globalNames = 7 // the name section's subsection of global names
+	for _, s := range m.sections {
+		if s.id != secCustom {
+			continue
+		}
+		r := &reader{b: s.body}
+		if string(r.bytes()) != "name" {
+			continue
+		}
+		for r.off < len(r.b) && r.err == nil {
+			id, body := r.byte(), r.bytes()
+			if id != globalNames {
+				continue
+			}
+			sub := &reader{b: body}
+			for n := sub.u32(); n > 0 && sub.err == nil; n-- {
+				index, got := sub.u32(), string(sub.bytes())
+				if got == name && sub.err == nil {
+					return int(index)
+				}
+			}
+		}
+	}
+	return -1
+}
+
+// i32Constant reads an initialiser that is one i32.const.
+func i32Constant(expr []byte) (uint32, bool) {
+	if len(expr) < 3 || expr[0] != opI32Const || expr[len(expr)-1] != opEnd {
+		return 0, false
+	}
+	r := &reader{b: expr[1 : len(expr)-1]}
+	v := r.s32()
+	return uint32(v), r.err == nil && r.off == len(r.b) //nolint:gosec // the i32's bits, as the engine reads them
+}
+
+// lowestData returns the lowest offset of the module's data segments (checkMemoryAndData has read them:
+// active, at an i32.const), or the largest uint32 when it has none or one at another offset.
+func lowestData(m *module) uint32 {
+	lowest := uint32(math.MaxUint32)
+	s := m.find(secData)
+	if s == nil {
+		return lowest
+	}
+	r := &reader{b: s.body}
+	for n := r.u32(); n > 0 && r.err == nil; n-- {
+		if r.u32() == 2 { // flags: an explicit memory index
+			r.u32()
+		}
+		offset, ok := i32Constant(r.constExpr())
+		if !ok {
+			return 0 // an offset read from a global: anywhere
+		}
+		lowest = min(lowest, offset)
+		r.bytes()
+	}
+	return lowest
 }
