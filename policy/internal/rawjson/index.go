@@ -102,8 +102,10 @@ type MemberIter struct {
 	i, closing, c int // the next member, the closing bracket, the next recorded container
 	object        bool
 	key           gjson.Result
-	// keysOnly leaves string values escaped (Str empty): a lookup by key unescapes only the value it
-	// finds, so that finding one annotation among hundreds of JSON-text ones costs no copy of the others.
+	// keysOnly leaves string values escaped (Str empty) and numbers unread (Num 0): a lookup by key
+	// unescapes only the value it finds, so that finding one annotation among hundreds of JSON-text ones
+	// costs no copy of the others, and it steps over numbers without strconv.ParseFloat, whose frame
+	// alone is a kilobyte of the guest's stack (docs/runtime.md "Pages").
 	keysOnly bool
 }
 
@@ -173,7 +175,11 @@ func (it MemberIter) Next() (_ MemberIter, key, value gjson.Result, more bool) {
 		}
 	default:
 		end = ScalarEnd(s, i)
-		value = gjson.Parse(s[i:end])
+		if it.keysOnly {
+			value = literal(s[i:end])
+		} else {
+			value = gjson.Parse(s[i:end])
+		}
 	}
 	value.Index = i - it.base + it.vIndex
 	if i = skipSpace(s, end); i < it.closing { // a comma
@@ -248,8 +254,9 @@ func (x *Index) Member(obj gjson.Result, key string) (keyResult, value gjson.Res
 	return keyResult, WithStr(value), duplicate
 }
 
-// MemberRaw is member leaving a string value's Str empty when the index reads the object (gjson fills it
-// in otherwise): a lookup by key unescapes no value, and member then only the one found.
+// MemberRaw is member leaving a string value's Str empty and a number's Num 0 when the index reads the
+// object (gjson fills them in otherwise): a lookup by key reads no value, and member then only the one
+// found.
 func (x *Index) MemberRaw(obj gjson.Result, key string) (keyResult, value gjson.Result, duplicate bool) {
 	it, ok := x.Members(obj)
 	if !ok {
@@ -275,12 +282,29 @@ func (x *Index) ChildRaw(obj gjson.Result, key string) (gjson.Result, bool) {
 	return v, dup
 }
 
-// WithStr fills in the unescaped text of a string value read with keysOnly.
+// WithStr fills in what keysOnly leaves out of a value: a string's unescaped text, a number's Num.
 func WithStr(v gjson.Result) gjson.Result {
-	if v.Type == gjson.String {
+	switch v.Type {
+	case gjson.String:
 		v.Str = StringValue(v.Raw, strings.IndexByte(v.Raw, '\\') >= 0)
+	case gjson.Number:
+		v.Num = gjson.Parse(v.Raw).Num
 	}
 	return v
+}
+
+// literal is the value of the number, true, false or null raw (valid JSON, as the index has checked) as
+// gjson.Parse gives it, but a number's Num (WithStr reads it).
+func literal(raw string) gjson.Result {
+	switch raw[0] {
+	case 't':
+		return gjson.Result{Type: gjson.True, Raw: raw}
+	case 'f':
+		return gjson.Result{Type: gjson.False, Raw: raw}
+	case 'n':
+		return gjson.Result{Type: gjson.Null, Raw: raw}
+	}
+	return gjson.Result{Type: gjson.Number, Raw: raw}
 }
 
 // MemberOf is member for an object gjson reads.

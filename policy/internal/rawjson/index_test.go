@@ -79,6 +79,9 @@ func checkIndexFromAgrees(t *testing.T, doc string, minSize int) {
 			if got, want := members(x.ForEach, view), members(gjson.Result.ForEach, view); got != want {
 				t.Fatalf("container at %d of %s:\nindex: %s\ngjson: %s", v.Index, doc, got, want)
 			}
+			if view.IsObject() {
+				checkMemberAgrees(t, x, view)
+			}
 		}
 		v.ForEach(func(_, value gjson.Result) bool {
 			if value.Type == gjson.JSON {
@@ -88,6 +91,20 @@ func checkIndexFromAgrees(t *testing.T, doc string, minSize int) {
 		})
 	}
 	check(gjson.Parse(doc))
+}
+
+// checkMemberAgrees looks up every key of obj with the index, which steps over the values it does not
+// return without reading them, and with gjson: the value found must be the same, every field.
+func checkMemberAgrees(t *testing.T, x *Index, obj gjson.Result) {
+	t.Helper()
+	obj.ForEach(func(key, _ gjson.Result) bool {
+		_, got, gotDup := x.Member(obj, key.Str)
+		_, want, wantDup := MemberOf(obj, key.Str)
+		if g, w := fmt.Sprintf("%#v %v", got, gotDup), fmt.Sprintf("%#v %v", want, wantDup); g != w {
+			t.Fatalf("member %q of %s:\nindex: %s\ngjson: %s", key.Str, obj.Raw, g, w)
+		}
+		return true
+	})
 }
 
 // members prints what an iteration reports, every field the policy reads.
