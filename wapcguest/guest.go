@@ -55,5 +55,8 @@ type Functions = map[string]func(payload []byte) []byte
 // theGuest answers the host's calls.
 var theGuest guest
 
-// Register sets the module's operations; main calls it once.
-func Register(functions Functions) { theGuest.functions = functions }
+// Register sets the module's operations; main calls it once, last: it ends start-up (alignHeap).
+func Register(functions Functions) {
+	theGuest.functions = functions
+	alignHeap()
+}
