@@ -153,40 +153,51 @@ func (it MemberIter) Next() (_ MemberIter, key, value gjson.Result, more bool) {
 	} else {
 		it.key.Num++
 	}
-	var end int
-	switch s[i] {
-	case '{', '[':
-		if c := it.c; c < len(it.x.containers) && it.x.containers[c].start == i {
-			end, it.c = it.x.containers[c].end, it.x.containers[c].next
-		} else {
-			end = ContainerEnd(s, i) // a small one
-		}
-		value = gjson.Result{Type: gjson.JSON, Raw: s[i:end]}
-	case '"':
-		var escaped bool
-		if c := it.c; c < len(it.x.containers) && it.x.containers[c].start == i { // a long one
-			end, escaped, it.c = it.x.containers[c].end, it.x.containers[c].escaped, it.x.containers[c].next
-		} else {
-			end, escaped = StringEnd(s, i)
-		}
-		value = gjson.Result{Type: gjson.String, Raw: s[i:end]}
-		if !it.keysOnly {
-			value.Str = StringValue(value.Raw, escaped)
-		}
-	default:
-		end = ScalarEnd(s, i)
-		if it.keysOnly {
-			value = literal(s[i:end])
-		} else {
-			value = gjson.Parse(s[i:end])
-		}
-	}
+	end, escaped, c := it.x.valueEnd(i, it.c)
+	it.c = c
+	value = valueOf(s[i:end], escaped, !it.keysOnly)
 	value.Index = i - it.base + it.vIndex
 	if i = skipSpace(s, end); i < it.closing { // a comma
 		i = skipSpace(s, i+1)
 	}
 	it.i = i
 	return it, it.key, value, true
+}
+
+// valueEnd returns the end of the value that starts at offset i of the document, whether it is a string
+// that holds an escape, and the first recorded container (or long string) after it, c being the first at
+// or after i.
+func (x *Index) valueEnd(i, c int) (end int, escaped bool, next int) {
+	s := x.doc
+	if c < len(x.containers) && x.containers[c].start == i { // a large container or a long string
+		return x.containers[c].end, x.containers[c].escaped, x.containers[c].next
+	}
+	switch s[i] {
+	case '{', '[':
+		return ContainerEnd(s, i), false, c
+	case '"':
+		end, escaped = StringEnd(s, i)
+		return end, escaped, c
+	}
+	return ScalarEnd(s, i), false, c
+}
+
+// valueOf is the Result of the value raw (Index not set), escaped saying whether a string holds an
+// escape. read false leaves a string's Str empty and a number's Num 0 (keysOnly).
+func valueOf(raw string, escaped, read bool) gjson.Result {
+	switch raw[0] {
+	case '{', '[':
+		return gjson.Result{Type: gjson.JSON, Raw: raw}
+	case '"':
+		if read {
+			return gjson.Result{Type: gjson.String, Raw: raw, Str: StringValue(raw, escaped)}
+		}
+		return gjson.Result{Type: gjson.String, Raw: raw}
+	}
+	if read {
+		return gjson.Parse(raw)
+	}
+	return literal(raw)
 }
 
 // StringEnd returns the offset after the JSON string starting with the quote at i, and whether the
@@ -231,8 +242,14 @@ func StringValue(raw string, escaped bool) string {
 	if !escaped {
 		return raw[1 : len(raw)-1]
 	}
-	return gjson.Parse(raw).Str
+	return unescape(raw)
 }
+
+// unescape is StringValue for a string with an escape, out of line (go:noinline) for the frames of the
+// lookups that inline StringValue.
+//
+//go:noinline
+func unescape(raw string) string { return gjson.Parse(raw).Str }
 
 // ScalarEnd returns the offset after the number or literal starting at i.
 func ScalarEnd(s string, i int) int {
@@ -259,9 +276,48 @@ func (x *Index) Member(obj gjson.Result, key string) (keyResult, value gjson.Res
 // found.
 func (x *Index) MemberRaw(obj gjson.Result, key string) (keyResult, value gjson.Result, duplicate bool) {
 	it, ok := x.Members(obj)
-	if !ok {
+	switch {
+	case !ok:
 		return MemberOf(obj, key)
+	case !it.object:
+		return elementKeyed(it, key)
 	}
+	// Next's loop, without a Result for the keys that differ: every step of every path runs it. The
+	// other cases are out of line (go:noinline): in the guest their locals would widen this frame, at
+	// the deepest point of the walk, where each new 4 KiB page of stack is a page fault on wasmtime.
+	s, i, c := x.doc, it.i, it.c
+	for i < it.closing {
+		keyEnd, escaped := StringEnd(s, i)
+		var match bool
+		if escaped {
+			match = StringValue(s[i:keyEnd], true) == key
+		} else {
+			match = keyEnd-i-2 == len(key) && s[i+1:keyEnd-1] == key
+		}
+		v := skipSpace(s, skipSpace(s, keyEnd)+1) // past the colon
+		end, valueEscaped, next := x.valueEnd(v, c)
+		c = next
+		if match {
+			if value.Exists() {
+				return keyResult, value, true
+			}
+			keyResult = gjson.Result{Type: gjson.String, Raw: s[i:keyEnd], Str: StringValue(s[i:keyEnd], escaped),
+				Index: i - it.base + it.vIndex}
+			value = valueOf(s[v:end], valueEscaped, false)
+			value.Index = v - it.base + it.vIndex
+		}
+		if i = skipSpace(s, end); i < it.closing { // a comma
+			i = skipSpace(s, i+1)
+		}
+	}
+	return keyResult, value, false
+}
+
+// elementKeyed is MemberRaw for an array, whose elements' keys are their positions, with an empty Str:
+// only the key "" matches them, every one, as gjson's iteration reads them.
+//
+//go:noinline
+func elementKeyed(it MemberIter, key string) (keyResult, value gjson.Result, duplicate bool) {
 	it.keysOnly = true
 	var k, v gjson.Result
 	var more bool
@@ -308,6 +364,8 @@ func literal(raw string) gjson.Result {
 }
 
 // MemberOf is member for an object gjson reads.
+//
+//go:noinline
 func MemberOf(obj gjson.Result, key string) (keyResult, value gjson.Result, duplicate bool) {
 	obj.ForEach(func(k, v gjson.Result) bool {
 		if k.Str == key {

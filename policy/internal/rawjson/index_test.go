@@ -82,6 +82,7 @@ func checkIndexFromAgrees(t *testing.T, doc string, minSize int) {
 			if view.IsObject() {
 				checkMemberAgrees(t, x, view)
 			}
+			checkMemberRawAgrees(t, x, view)
 		}
 		v.ForEach(func(_, value gjson.Result) bool {
 			if value.Type == gjson.JSON {
@@ -105,6 +106,39 @@ func checkMemberAgrees(t *testing.T, x *Index, obj gjson.Result) {
 		}
 		return true
 	})
+}
+
+// checkMemberRawAgrees looks up every key of the container c, and "" (an array element's key), with
+// MemberRaw and by iterating with Next as a lookup by key reads (keysOnly): every field the same.
+func checkMemberRawAgrees(t *testing.T, x *Index, c gjson.Result) {
+	t.Helper()
+	keys := []string{""}
+	c.ForEach(func(key, _ gjson.Result) bool {
+		keys = append(keys, key.Str)
+		return true
+	})
+	for _, key := range keys {
+		gotK, gotV, gotDup := x.MemberRaw(c, key)
+		wantK, wantV, wantDup := gjson.Result{}, gjson.Result{}, false
+		if it, ok := x.Members(c); ok {
+			it.keysOnly = true
+			for it, k, v, more := it.Next(); more; it, k, v, more = it.Next() {
+				if k.Str != key {
+					continue
+				}
+				if wantV.Exists() {
+					wantDup = true
+					break
+				}
+				wantK, wantV = k, v
+			}
+		} else {
+			wantK, wantV, wantDup = MemberOf(c, key)
+		}
+		if g, w := fmt.Sprintf("%#v %#v %v", gotK, gotV, gotDup), fmt.Sprintf("%#v %#v %v", wantK, wantV, wantDup); g != w {
+			t.Fatalf("MemberRaw(%q) of %s:\ngot:  %s\nwant: %s", key, c.Raw, g, w)
+		}
+	}
 }
 
 // members prints what an iteration reports, every field the policy reads.
