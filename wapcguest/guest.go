@@ -17,6 +17,13 @@ package wapcguest
 // evaluating requests no larger than one it has seen, with answers no larger than one it has given,
 // then allocates no buffer for them. A fresh instance (one request, as policy-server runs it) allocates
 // one buffer for the operation and the payload, where the waPC package allocated two.
+//
+// A replaced buffer is garbage of up to megabytes, and TinyGo's collector keeps almost every such block
+// alive for good: it takes any word of the globals that looks like a heap address for a pointer, and
+// their constant tables (unicode's ranges, two uint16 to a word) hold some 900 words that fall inside a
+// heap of 12 MiB, about 75 to the megabyte. So a replacement, which happens only in a kept instance, gets
+// room to spare (roomFor): requests between 0.5 and 1 MB, each a little larger than the last, then
+// replace the buffer once, not every time.
 type guest struct {
 	functions Functions
 	buf       []byte // operation then payload, as read by the last call
@@ -31,8 +38,12 @@ func (g *guest) call(operationSize, payloadSize int, request func(operation, pay
 	n := operationSize + payloadSize
 	g.want = max(g.want, n)
 	if cap(g.buf) < g.want {
+		size := g.want // a fresh instance's buffer: room to spare would be pages written for nothing
+		if g.buf != nil {
+			size = roomFor(g.want)
+		}
 		g.buf = nil // no longer referenced while its successor is allocated
-		g.buf = make([]byte, g.want)
+		g.buf = make([]byte, size)
 	}
 	operation := g.buf[:operationSize:operationSize]
 	// The payload's capacity runs to the buffer's end: the answer may be written that far.
@@ -45,6 +56,16 @@ func (g *guest) call(operationSize, payloadSize int, request func(operation, pay
 	answer = f(payload)
 	g.want = max(g.want, operationSize+len(answer))
 	return answer, true
+}
+
+// roomFor is the size of a buffer that replaces a smaller one to hold n bytes: the power of two at or
+// above n, so that a kept instance replaces its buffer at most once for every doubling of its requests.
+func roomFor(n int) int {
+	size := 1
+	for size < n {
+		size <<= 1
+	}
+	return size
 }
 
 // Functions are a module's operations by name: each answers its payload (and never fails: a guest error

@@ -39,6 +39,22 @@ func TestGuestCall_KeepsOneBufferForRequestsNoLargerThanTheLargestSeen(t *testin
 	}
 }
 
+// The first buffer is exactly as large as the first request (a fresh instance writes no page for room
+// it will not use); a buffer that replaces it has room to spare, a power of two, so that requests a
+// little larger each time replace it once.
+func TestGuestCall_OnlyAReplacedBufferHasRoomToSpare(t *testing.T) {
+	g := guest{functions: map[string]func([]byte) []byte{"echo": echo}}
+	for _, c := range []struct{ payload, capacity int }{{1000, 1004}, {1500, 2048}, {1900, 2048}, {2044, 2048}, {2045, 4096}} {
+		payload := string(bytes.Repeat([]byte("x"), c.payload))
+		if answer, ok := g.call(4, len(payload), request("echo", payload)); !ok || string(answer) != payload {
+			t.Fatalf("echo %d bytes: %v", c.payload, ok)
+		}
+		if cap(g.buf) != c.capacity {
+			t.Errorf("after a request of %d bytes the buffer holds %d, want %d", c.payload+4, cap(g.buf), c.capacity)
+		}
+	}
+}
+
 // triple answers its payload three times: over the payload when its capacity allows (as ValidateOver
 // does), otherwise in a buffer of its own.
 func triple(payload []byte) []byte {
