@@ -9,13 +9,17 @@ import (
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/wapcguest"
 )
 
+// storage is what the policy keeps from one evaluation to the next, in an instance kept for many
+// (policy.Storage).
+var storage policy.Storage
+
 func main() {
 	logger := policy.NewLogger(hostLog{})
 	// policy never fails a call: policy-server would turn a guest error into a denial with code 500 that
 	// tells the user nothing (docs/rules.md "Bad input").
 	wapcguest.Register(wapcguest.Functions{
 		"validate": func(payload []byte) []byte {
-			return policy.ValidateOver(payload, logger)
+			return policy.ValidateOver(payload, logger, &storage)
 		},
 		"validate_settings": policy.ValidateSettings,
 		// The SDK's protocol package registers the same answer in its init, through the waPC package.

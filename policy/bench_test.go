@@ -208,14 +208,15 @@ func phaseEvaluation() *evaluation {
 	settings, _ := ParseSettings([]byte(r.settings.Raw))
 	custom, _ := settings.customKind(r.group, r.kind)
 	who, _ := readRequester(&r)
-	return &evaluation{settings: settings, req: &r, who: who, kind: declared(r.kind, custom), log: NewLogger(io.Discard)}
+	return &evaluation{settings: settings, req: &r, who: who, kind: declared(r.kind, custom), log: NewLogger(io.Discard),
+		storage: new(Storage)}
 }
 
 func BenchmarkPhase_Walk(b *testing.B) {
 	e := phaseEvaluation()
 	b.ReportAllocs()
 	for b.Loop() {
-		e.walk(e.req.object, "request.object")
+		e.walk(e.req.object, "request.object", &e.storage.object)
 	}
 }
 

@@ -21,7 +21,7 @@ func (e *evaluation) oldMaps(now *maps) (maps, string) {
 	if e.unchangedAround(now) {
 		return *now, ""
 	}
-	return e.walk(e.req.oldObject, "request.oldObject")
+	return e.walk(e.req.oldObject, "request.oldObject", &e.storage.oldObject)
 }
 
 // unchangedAround reports whether every map now names lies inside a top-level member of the object (spec,

@@ -329,7 +329,7 @@ func TestCustomEdits_OneSpanPerObject(t *testing.T) {
 			t.Fatal(problem)
 		}
 	}
-	e := edits{doc: doc}
+	e := edits{doc: doc, kept: new(editStorage)}
 	for i := range c.crefs {
 		e.set(&c.crefs[i], AnnotationKey, rawjson.Texts(nil, `"v"`))
 	}
@@ -342,7 +342,7 @@ func TestCustomEdits_OneSpanPerObject(t *testing.T) {
 		t.Fatalf("%v: %s", err, out.String())
 	}
 	for i := range c.crefs {
-		one := edits{doc: doc}
+		one := edits{doc: doc, kept: new(editStorage)}
 		one.set(&c.crefs[i], AnnotationKey, rawjson.Texts(nil, `"v"`))
 		single, problem := one.result()
 		if problem != "" {

@@ -18,7 +18,7 @@ import (
 //
 //go:noinline
 func (e *evaluation) create() decision {
-	now, problem := e.walk(e.req.object, "request.object")
+	now, problem := e.walk(e.req.object, "request.object", &e.storage.object)
 	if problem != "" {
 		return badInput(problem)
 	}
@@ -55,7 +55,7 @@ func (e *evaluation) create() decision {
 //
 //go:noinline
 func (e *evaluation) update() decision {
-	now, problem := e.walk(e.req.object, "request.object")
+	now, problem := e.walk(e.req.object, "request.object", &e.storage.object)
 	if problem != "" {
 		return badInput(problem)
 	}
@@ -187,8 +187,9 @@ type change struct {
 }
 
 func (e *evaluation) newChange(targets int) *change {
-	c := &change{e: e, edits: edits{doc: e.req.object.Raw, index: e.req.index}, stampJSON: stampJSON(&e.who)}
-	c.edits.sets = make([]setOp, 0, targets)
+	kept := &e.storage.edits
+	c := &change{e: e, edits: edits{doc: e.req.object.Raw, index: e.req.index, kept: kept}, stampJSON: stampJSON(&e.who)}
+	c.edits.sets = kept.sets.take(targets)
 	return c
 }
 

@@ -18,6 +18,7 @@ type edits struct {
 	index *rawjson.Index // of the document doc is part of, or nil
 	sets  []setOp
 	more  []rawjson.Span // removals
+	kept  *editStorage   // the storage of sets, and of the groups and spans result makes
 }
 
 // setOp sets key below obj, creating rest (rest[0] is old in obj: absent or null; with no rest, old is
@@ -38,6 +39,9 @@ func (e *edits) set(ref *cref, key string, valueJSON []rawjson.Part) {
 		old = ref.old
 	}
 	e.sets = append(e.sets, setOp{obj: ref.holder, rest: ref.rest, old: old, key: key, value: valueJSON})
+	// Kept at every set: a refusal may end the evaluation before the last, and the next evaluation must
+	// find every set made to zero it.
+	e.kept.sets.keep(e.sets)
 }
 
 // remove deletes key from the map ref names (which holds it).
@@ -160,7 +164,14 @@ type group struct {
 // starts one. Were two sets of one group apart, their spans would overlap and the answer would be bad
 // input, never a wrong splice.
 func (e *edits) groups() ([]group, string) {
-	groups := make([]group, 0, len(e.sets))
+	groups, problem := e.gather(e.kept.groups.take(len(e.sets)))
+	e.kept.groups.keep(groups)
+	return groups, problem
+}
+
+// gather is groups, into groups (empty, with room for a group per set); it returns the groups gathered
+// so far with a problem.
+func (e *edits) gather(groups []group) ([]group, string) {
 	for i := range e.sets {
 		s := &e.sets[i]
 		if n := len(groups); n == 0 || groups[n-1].obj.At != s.obj.At || groups[n-1].old.At != s.old.At {
@@ -172,7 +183,7 @@ func (e *edits) groups() ([]group, string) {
 		if len(s.below()) == 0 || len(first.below()) == 0 {
 			// Two changes of one value: walker names each map once, so this is not reached; were it,
 			// the answer is bad input, never a trap.
-			return nil, overlappingChanges
+			return groups, overlappingChanges
 		}
 		if g.t == nil {
 			g.t = &tree{}
@@ -232,7 +243,7 @@ func (e *edits) result() (rawjson.Edit, string) {
 	if problem != "" {
 		return rawjson.Edit{}, problem
 	}
-	spans := append(make([]rawjson.Span, 0, len(groups)+len(e.more)), e.more...)
+	spans := append(e.kept.spans.take(len(groups)+len(e.more)), e.more...)
 	var shared sharedTexts
 	for i := range groups {
 		g := &groups[i]
@@ -250,6 +261,7 @@ func (e *edits) result() (rawjson.Edit, string) {
 		}
 		spans = append(spans, rawjson.Span{Start: int(g.obj.At) + 1, End: int(g.obj.At) + 1, Parts: parts})
 	}
+	e.kept.spans.keep(spans)
 	if len(spans) == 0 {
 		return rawjson.Edit{}, ""
 	}

@@ -203,8 +203,9 @@ func FuzzStamp(f *testing.F) {
 		if json.Unmarshal([]byte(object), &original) != nil || !gjson.Valid(object) || !rawjson.Valid(groups) {
 			return // the policy refuses payloads that are not valid JSON before it gets here
 		}
-		e := evaluation{req: &request{index: rawjson.Parse(object), object: gjson.Parse(object)}, kind: podKind}
-		pod, problem := e.walk(e.req.object, "request.object")
+		e := evaluation{req: &request{index: rawjson.Parse(object), object: gjson.Parse(object)}, kind: podKind,
+			storage: new(Storage)}
+		pod, problem := e.walk(e.req.object, "request.object", &e.storage.object)
 		if problem != "" {
 			return
 		}
@@ -497,12 +498,12 @@ func checkUnchangedAround(t *testing.T, payload []byte, kind *CustomWorkload) {
 	t.Helper()
 	text := string(payload)
 	r := readRequest(rawjson.Parse(text))
-	e := evaluation{req: &r, kind: declared("K", kind)}
-	now, problem := e.walk(r.object, "request.object")
+	e := evaluation{req: &r, kind: declared("K", kind), storage: new(Storage)}
+	now, problem := e.walk(r.object, "request.object", &e.storage.object)
 	if problem != "" || !e.unchangedAround(&now) {
 		return
 	}
-	was, problem := e.walk(r.oldObject, "request.oldObject")
+	was, problem := e.walk(r.oldObject, "request.oldObject", &e.storage.oldObject)
 	if problem != "" {
 		t.Fatalf("unchanged around every map, but the old object is bad input: %s\n%s", problem, payload)
 	}

@@ -230,6 +230,10 @@ func partsString(parts []rawjson.Part) string {
 	return string(out)
 }
 
+// keptStorage is the storage of checkValidateOver's calls, kept from one to the next as the waPC
+// handler keeps it: every answer checked is also one given after the evaluations of the checks before.
+var keptStorage Storage
+
 // checkValidateOver checks that ValidateOver, the waPC handler's entry, answers payload with the bytes
 // Validate answered (want), whether it wrote them over the payload or into a buffer of its own, and
 // reports which it did. It also checks the same answer from a payload whose buffer has room to spare
@@ -237,11 +241,11 @@ func partsString(parts []rawjson.Part) string {
 func checkValidateOver(t *testing.T, payload string, want []byte) (out []byte, over bool) {
 	t.Helper()
 	roomy := append([]byte(payload), bytes.Repeat([]byte{'"'}, len(payload)+64)...)[:len(payload)]
-	if spare := ValidateOver(roomy, NewLogger(io.Discard)); !bytes.Equal(spare, want) {
+	if spare := ValidateOver(roomy, NewLogger(io.Discard), &keptStorage); !bytes.Equal(spare, want) {
 		t.Fatalf("ValidateOver with room after the payload answered\n%s\nValidate answered\n%s", spare, want)
 	}
 	buf := []byte(payload)
-	if out = ValidateOver(buf, NewLogger(io.Discard)); !bytes.Equal(out, want) {
+	if out = ValidateOver(buf, NewLogger(io.Discard), &keptStorage); !bytes.Equal(out, want) {
 		t.Fatalf("ValidateOver answered\n%s\nValidate answered\n%s", out, want)
 	}
 	return out, len(out) > 0 && len(buf) > 0 && &out[0] == &buf[0]

@@ -184,6 +184,16 @@ type walker struct {
 	depth int
 }
 
+// walkAll walks every path of paths in turn (walk), until one finds a problem.
+func (w *walker) walkAll(obj gjson.Result, paths []annotationPath) string {
+	for i := range paths {
+		if problem := w.walk(obj, &paths[i]); problem != "" {
+			return problem
+		}
+	}
+	return ""
+}
+
 // walk adds the maps path names in obj (the root of w.doc) to w.crefs; a problem is a 400 message.
 func (w *walker) walk(obj gjson.Result, p *annotationPath) string {
 	w.trail, w.path, w.depth = w.trail[:0], p, 0

@@ -74,7 +74,7 @@ func TestValidateOver_LargerAnswerWrittenIntoTheBuffersRoom(t *testing.T) {
 	want := Validate([]byte(payload), NewLogger(io.Discard))
 	buf := make([]byte, len(payload), 2*len(payload))
 	copy(buf, payload)
-	out := ValidateOver(buf, NewLogger(io.Discard))
+	out := ValidateOver(buf, NewLogger(io.Discard), new(Storage))
 	if !bytes.Equal(out, want) {
 		t.Fatalf("ValidateOver answered\n%s\nValidate answered\n%s", out, want)
 	}

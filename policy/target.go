@@ -39,24 +39,21 @@ func (m *maps) label() gjson.Result {
 }
 
 // walk walks every path of the kind over an object (named by field in messages) and checks every type on
-// the way. A problem is a bad-input message for a 400.
-func (e *evaluation) walk(object gjson.Result, field string) (maps, string) {
+// the way, its records in kept (the object's: the maps of request.object and request.oldObject are read
+// side by side). A problem is a bad-input message for a 400.
+func (e *evaluation) walk(object gjson.Result, field string, kept *objectStorage) (maps, string) {
 	if !object.IsObject() {
 		return maps{}, field + " is missing or not an object"
 	}
 	k := &e.kind
 	root := rawjson.Root(object.Raw)
 	w := walker{doc: object.Raw, index: e.req.index, field: field, kind: k.name, entry: AnnotationKey}
-	for i := range k.targets {
-		if problem := w.walk(root, &k.targets[i]); problem != "" {
-			return maps{}, problem
-		}
+	if problem := kept.targets.walk(&w, root, k.targets); problem != "" {
+		return maps{}, problem
 	}
 	g := walker{doc: object.Raw, index: e.req.index, field: field, kind: k.name}
-	for i := range k.guards {
-		if problem := g.walk(root, &k.guards[i]); problem != "" {
-			return maps{}, problem
-		}
+	if problem := kept.guards.walk(&g, root, k.guards); problem != "" {
+		return maps{}, problem
 	}
 	m := maps{doc: object.Raw, targets: inDocumentOrder(w.crefs), guard: inDocumentOrder(g.crefs), keys: w.keys, guardKeys: g.keys}
 	if k.labels == nil {
@@ -85,6 +82,16 @@ func (e *evaluation) readLabels(m *maps, root gjson.Result, field string) string
 	}
 	value, problem := stringEntry(e.req.index, labels, e.settings.LegacyUserLabel, labelsAt)
 	m.labels.value = rawjson.RefOf(value)
+	return problem
+}
+
+// walk walks every path of paths over root with w, its records in s, and keeps them there whatever the
+// outcome: the next evaluation's take zeroes every record this one made.
+func (s *walkStorage) walk(w *walker, root gjson.Result, paths []annotationPath) string {
+	w.crefs, w.keys = s.crefs.take(0), s.keys.take(0)
+	problem := w.walkAll(root, paths)
+	s.crefs.keep(w.crefs)
+	s.keys.keep(w.keys)
 	return problem
 }
 

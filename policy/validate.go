@@ -10,15 +10,16 @@ import (
 // It never fails: bad input is a rejection with code 400 (docs/rules.md "Bad input"), since the host turns a Go
 // error into an HTTP 500 and, with failurePolicy Fail, that blocks every pod in the cluster.
 func Validate(payload []byte, logger *Logger) []byte {
-	return evaluate(payload, logger).encode()
+	return evaluate(payload, logger, new(Storage)).encode()
 }
 
 // ValidateOver is Validate for a payload the caller has no further use for: the answer is written over
 // the payload's bytes, and the capacity after them, when it fits there (decision.encodeOver), so that a
 // mutated object, as large as the request's, needs no buffer of its own. The waPC handler uses it: the
-// request buffer is the guest's own, and nothing reads it after the call.
-func ValidateOver(payload []byte, logger *Logger) []byte {
-	return evaluate(payload, logger).encodeOver(payload)
+// request buffer is the guest's own, and nothing reads it after the call. The records of the evaluation
+// are made in storage, the caller's from one call to the next (Storage).
+func ValidateOver(payload []byte, logger *Logger, storage *Storage) []byte {
+	return evaluate(payload, logger, storage).encodeOver(payload)
 }
 
 // ValidateSettings answers a Kubewarden validate_settings payload (the settings object).
@@ -35,10 +36,10 @@ func ValidateSettings(payload []byte) []byte {
 // KB of stack, 14 -> 12 pages written; docs/runtime.md "Pages"). TinyGo's last step, binaryen's wasm-opt,
 // later inlines their code into the caller all the same, but each keeps its own frame (its own moves of
 // the stack pointer): the frames stay apart.
-func evaluate(payload []byte, logger *Logger) decision {
+func evaluate(payload []byte, logger *Logger, storage *Storage) decision {
 	// The payload is only read and outlives the evaluation, so a string view of it is safe.
 	text := rawjson.View(payload)
-	index := rawjson.Parse(text)
+	index := storage.records.Parse(text)
 	if index == nil {
 		return badInput("the validate payload is not valid JSON")
 	}
@@ -64,7 +65,7 @@ func evaluate(payload []byte, logger *Logger) decision {
 	}
 	kind, ours := kindOf(r.group, r.kind, op)
 	if !ours {
-		return evaluateCustom(&r, logger)
+		return evaluateCustom(&r, logger, storage)
 	}
 	if kind.rules == BindingRules {
 		return bindingDecision(index, r.object, logger) // needs neither the requester nor the settings
@@ -77,7 +78,7 @@ func evaluate(payload []byte, logger *Logger) decision {
 	if problem != "" {
 		return badInput("the policy settings are not valid: " + problem)
 	}
-	e := evaluation{settings: settings, req: &r, who: who, kind: kind, log: logger}
+	e := evaluation{settings: settings, req: &r, who: who, kind: kind, log: logger, storage: storage}
 	return e.decide()
 }
 
@@ -86,7 +87,7 @@ func evaluate(payload []byte, logger *Logger) decision {
 // request's kind is parsed.
 //
 //go:noinline
-func evaluateCustom(r *request, logger *Logger) decision {
+func evaluateCustom(r *request, logger *Logger, storage *Storage) decision {
 	if tableKind(r.group, r.kind) != nil || !hasCustomWorkloads(r.settings) {
 		return accept() // an operation of a table kind the policy does not decide on (UPDATE of a Binding)
 	}
@@ -105,7 +106,7 @@ func evaluateCustom(r *request, logger *Logger) decision {
 	if problem != "" {
 		return badInput(problem)
 	}
-	e := evaluation{settings: settings, req: r, who: who, kind: declared(r.kind, custom), log: logger}
+	e := evaluation{settings: settings, req: r, who: who, kind: declared(r.kind, custom), log: logger, storage: storage}
 	return e.decide()
 }
 
@@ -165,6 +166,7 @@ type evaluation struct {
 	who      requester
 	kind     workload
 	log      *Logger
+	storage  *Storage
 	trust    int8 // trusted's answer: 0 until asked, then 1 or -1
 }
 

@@ -386,9 +386,12 @@ func (x *Index) Child(obj gjson.Result, key string) (gjson.Result, bool) {
 	return v, dup
 }
 
-// HasMembers reports whether the object obj has a member.
+// HasMembers reports whether the object obj has a member. The first member's value is not unescaped: it
+// may be kubectl's last-applied-configuration, the whole object again as a string, and its text is not
+// needed here.
 func (x *Index) HasMembers(obj gjson.Result) bool {
 	if it, ok := x.Members(obj); ok {
+		it.keysOnly = true
 		_, _, _, more := it.Next()
 		return more
 	}

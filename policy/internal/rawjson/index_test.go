@@ -184,3 +184,22 @@ func FuzzJSONIndex(f *testing.F) {
 		checkIndexAgrees(t, s)
 	})
 }
+
+// TestHasMembers_CopiesNoValue: whether an object has a member is answered without unescaping its first
+// value (a kubectl last-applied-configuration annotation is the whole object again, escaped), and
+// agrees with gjson.
+func TestHasMembers_CopiesNoValue(t *testing.T) {
+	doc := `{"annotations":{"last-applied":"` + strings.Repeat(`{\"a\":\"b\"},`, 100) + `"},"empty":{ }}`
+	x := Parse(doc)
+	for _, key := range []string{"annotations", "empty"} {
+		obj, _ := x.Child(Root(doc), key)
+		want := false
+		obj.ForEach(func(_, _ gjson.Result) bool { want = true; return false })
+		if got := x.HasMembers(obj); got != want {
+			t.Errorf("%s: HasMembers = %v, want %v", key, got, want)
+		}
+		if allocs := testing.AllocsPerRun(10, func() { x.HasMembers(obj) }); allocs != 0 {
+			t.Errorf("%s: HasMembers allocates %.0f times, want 0", key, allocs)
+		}
+	}
+}

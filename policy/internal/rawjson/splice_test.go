@@ -50,6 +50,34 @@ func TestEditWriteOver_MovesTextBothWays(t *testing.T) {
 	}
 }
 
+// An edit of thousands of spans (a stamp in every worker group of a RayCluster) is written over its
+// buffer with no allocation: where each piece of the text goes is computed as it is moved, not recorded.
+func TestEditWriteOver_AllocatesNothing(t *testing.T) {
+	group := `{"template":{"metadata":{}}},`
+	payload := `{"groups":[` + strings.Repeat(group, 4000) + `{}]}`
+	var spans []Span
+	for at := strings.Index(payload, `{}}`); at >= 0; {
+		spans = append(spans, Span{Start: at + 1, End: at + 1, Parts: []Part{{Text: `"annotations":{"k":"v"}`}}})
+		next := strings.Index(payload[at+1:], `{}}`)
+		if next < 0 {
+			break
+		}
+		at += 1 + next
+	}
+	want := string(Edit{Doc: payload, Span: spans[0], More: spans[1:]}.AppendTo(nil))
+	buf := make([]byte, len(payload), len(want))
+	allocs := testing.AllocsPerRun(3, func() {
+		copy(buf, payload)
+		e := Edit{Doc: View(buf), Span: spans[0], More: spans[1:]}
+		if end := e.WriteOver(buf[:cap(buf)], 0); string(buf[:end]) != want {
+			t.Fatalf("wrote %.100s..., want %.100s...", buf[:end], want)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("WriteOver of %d spans allocates %.0f times, want 0", len(spans), allocs)
+	}
+}
+
 // FuzzEditWriteOver: for any edit of a document that is a view of a buffer (spans that keep, replace,
 // insert and remove text; parts that are literals or views of anywhere in the buffer, some written with
 // their quotes escaped), writing it over the buffer after a response head, when it fits, gives the bytes

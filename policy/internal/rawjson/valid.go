@@ -20,16 +20,61 @@ func Parse(s string) *Index { return ParseFrom(s, IndexedSize) }
 // loop for values and commas, every scan returning a single offset (-1 for invalid text), and strings read
 // eight bytes at a time.
 func ParseFrom(s string, minSize int) *Index {
-	// Room for the records a small document needs (a Pod of 4 KB holds about 30), and for a few levels of
-	// nesting: grown from nothing, each slice was copied five or six times, and a fresh instance writes
-	// every page those copies take (docs/runtime.md "Pages"). A large document grows them from there.
-	v := validator{minSize: minSize, containers: make([]container, 0, 8+min(len(s)/128, 120)), open: make([]int, 0, 16)}
+	x, _ := newValidator(s, minSize, nil, nil).parse(s)
+	return x
+}
+
+// Records is storage for an index's records that a caller keeps from one Parse to the next: an
+// instance kept for many evaluations parses request after request, and records made afresh each time
+// would leave the last request's behind as garbage, up to a quarter of a megabyte for a 1 MB request
+// (docs/performance.md "Memory in a kept instance"). It only grows. The index a Parse returns is valid
+// until the next Parse with the same Records.
+type Records struct {
+	containers []container
+	open       []int
+}
+
+// Parse is the package's Parse, with the records in r.
+func (r *Records) Parse(s string) *Index {
+	x, v := newValidator(s, IndexedSize, r.containers, r.open).parse(s)
+	r.containers, r.open = v.containers, v.open // grown or not, whether s was valid or not
+	return x
+}
+
+// newValidator starts the records of s in the storage kept (a Records'), or in storage of their own when
+// that has less room than s needs to start with (a fresh Records has none). That room is the records a small document
+// needs (a Pod of 4 KB holds about 30), and a few levels of nesting: grown from nothing, each slice was
+// copied five or six times, and a fresh instance writes every page those copies take (docs/runtime.md
+// "Pages"). A large document grows them from there.
+func newValidator(s string, minSize int, containers []container, open []int) validator {
+	return validator{minSize: minSize, containers: emptied(containers, 8+min(len(s)/128, 120)), open: emptied(open, 16)}
+}
+
+// emptied is kept emptied when it has room for n elements, otherwise an empty slice with that room. The
+// elements hold no pointer: those left in kept keep nothing alive.
+func emptied[T container | int](kept []T, n int) []T {
+	if cap(kept) < n {
+		return make([]T, 0, n)
+	}
+	return kept[:0]
+}
+
+// validator is ParseFrom's record of the containers: those recorded for the index (each entered
+// one, dropped again when it closes small) and those entered and not yet closed.
+type validator struct {
+	containers []container
+	open       []int // the numbers of the containers entered, innermost last
+	minSize    int
+}
+
+// parse is ParseFrom with v's records; it returns them as grown.
+func (v validator) parse(s string) (*Index, validator) {
 	object := false // the innermost open container is an object (a local: read at every comma)
 	i := 0
 	for {
 		// A value is expected at i.
 		if i = skipSpace(s, i); i >= len(s) {
-			return nil
+			return nil, v
 		}
 		entered := false
 		switch c := s[i]; c {
@@ -43,7 +88,7 @@ func ParseFrom(s string, minSize int) *Index {
 			i = scanScalar(s, i)
 		}
 		if i < 0 {
-			return nil
+			return nil, v
 		}
 		if entered {
 			continue // the container's first value
@@ -52,29 +97,21 @@ func ParseFrom(s string, minSize int) *Index {
 		for i = skipSpace(s, i); len(v.open) == 0 || i >= len(s) || s[i] != ','; i = skipSpace(s, i) {
 			if len(v.open) == 0 { // the document's value: nothing but whitespace may follow
 				if i != len(s) {
-					return nil
+					return nil, v
 				}
-				return &Index{doc: s, containers: v.containers, minSize: minSize}
+				return &Index{doc: s, containers: v.containers, minSize: v.minSize}, v
 			}
 			if i, object = v.leave(s, i, object); i < 0 {
-				return nil
+				return nil, v
 			}
 		}
 		i++
 		if object {
 			if i = scanKey(s, skipSpace(s, i)); i < 0 {
-				return nil
+				return nil, v
 			}
 		}
 	}
-}
-
-// validator is ParseFrom's record of the containers: those recorded for the index (each entered
-// one, dropped again when it closes small) and those entered and not yet closed.
-type validator struct {
-	containers []container
-	open       []int // the numbers of the containers entered, innermost last
-	minSize    int
 }
 
 // string reads the string value at i and records it when it is long: a member lookup then steps over it

@@ -2,8 +2,10 @@ package rawjson
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 var validJSONCases = []string{
@@ -99,5 +101,29 @@ func checkQuotesEscaped(t *testing.T, text string) {
 	}
 	if rest := string(buf[len(got):]); rest != strings.Repeat("#", 16) {
 		t.Fatalf("appendQuotesEscaped(%q) wrote past its end: %q", text, rest)
+	}
+}
+
+// TestRecords_ParseIsAFreshParse: documents parsed one after another with one Records are indexed as
+// each is on its own, whatever came before (larger, smaller, not valid JSON), and a document no larger
+// than one parsed before reuses the storage.
+func TestRecords_ParseIsAFreshParse(t *testing.T) {
+	large := `{"a":[` + strings.Repeat(`{"b":"`+strings.Repeat("x", 130)+`"},`, 40) + `{}],"c":{"d":` +
+		strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}}`
+	docs := append([]string{large, `{"a":[`, `[]`}, jsonIndexCases...)
+	docs = append(docs, large[:len(large)-1], large, `{"a":1}`, large)
+	var r Records
+	for i, doc := range docs {
+		before := r.containers
+		got, want := r.Parse(doc), Parse(doc)
+		if (got == nil) != (want == nil) {
+			t.Fatalf("document %d: parsed after the others: valid %v, on its own %v", i, got != nil, want != nil)
+		}
+		if want != nil && (got.doc != want.doc || got.minSize != want.minSize || !slices.Equal(got.containers, want.containers)) {
+			t.Fatalf("document %d: parsed after the others, its records are %v; on its own %v", i, got.containers, want.containers)
+		}
+		if i > 0 && len(doc) <= len(large) && cap(before) > 0 && unsafe.SliceData(r.containers) != unsafe.SliceData(before) {
+			t.Errorf("document %d: new storage for its records, where the storage kept had room", i)
+		}
 	}
 }

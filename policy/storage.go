@@ -1,0 +1,61 @@
+package policy
+
+import "github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
+
+// Storage is what an instance kept for many evaluations (older policy-server releases, `kwctl bench`)
+// keeps from one evaluation to the next: the storage of the records an evaluation makes in proportion to
+// its request (the index's records, the maps its paths name, the changes to write). Made afresh for every
+// request, they are up to a megabyte and a half of garbage after a RayCluster of a megabyte, and TinyGo's
+// collector keeps most such blocks alive for good: it takes any word of the globals for a pointer, and
+// their constant tables (unicode's ranges among them) hold tens of words to the megabyte that fall inside
+// a heap of a few megabytes (docs/performance.md "Memory in a kept instance"). Kept here, the storage
+// only grows, to what the most demanding request needs, and an evaluation leaves little garbage behind.
+// A fresh instance (policy-server's case, one request) makes the same records in the same allocations
+// as without it.
+//
+// One evaluation at a time: what an evaluation answers may point into the storage until the next one
+// starts.
+type Storage struct {
+	records           rawjson.Records
+	object, oldObject objectStorage // the walks of request.object and request.oldObject
+	edits             editStorage
+}
+
+// objectStorage is the storage of one object's walks: its targets' and its guard maps'.
+type objectStorage struct {
+	targets, guards walkStorage
+}
+
+// walkStorage is the storage of a walker's records: the maps found and their concrete paths.
+type walkStorage struct {
+	crefs reused[cref]
+	keys  reused[byte]
+}
+
+// editStorage is the storage of a change's edits: the changes, their groups and their spans.
+type editStorage struct {
+	sets   reused[setOp]
+	groups reused[group]
+	spans  reused[rawjson.Span]
+}
+
+// reused is storage for a slice an evaluation fills, kept for the next evaluation: take hands it out
+// emptied, and keep takes back the slice as filled (grown, maybe, into storage of its own).
+type reused[T any] struct {
+	kept []T
+}
+
+// take returns the storage emptied, with room for n elements, or an empty slice of its own with that
+// room when the storage has less (a fresh instance's storage has none: it allocates as it would without
+// it). The elements the last evaluation kept are zeroed first: they may point at its garbage (a view of
+// a request buffer since replaced, its settings), which they would keep alive.
+func (r *reused[T]) take(n int) []T {
+	clear(r.kept)
+	if cap(r.kept) < n {
+		return make([]T, 0, n)
+	}
+	return r.kept[:0]
+}
+
+// keep stores s, a slice take returned, as filled, for the next take.
+func (r *reused[T]) keep(s []T) { r.kept = s }

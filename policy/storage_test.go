@@ -1,0 +1,157 @@
+package policy
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"unsafe"
+)
+
+// take empties the storage and zeroes what the last evaluation kept there, whether it hands the storage
+// out or, with too little room, a slice of its own.
+func TestReused_TakeEmptiesAndZeroesWhatWasKept(t *testing.T) {
+	var r reused[*string]
+	if s := r.take(0); len(s) != 0 {
+		t.Fatalf("a fresh storage's take: %v", s)
+	}
+	word := "kept"
+	first := append(r.take(4), &word, &word, &word)
+	r.keep(first)
+	again := r.take(3)
+	if len(again) != 0 || unsafe.SliceData(again) != unsafe.SliceData(first) {
+		t.Fatalf("take with room: length %d, same storage %v; want 0 and the storage kept",
+			len(again), unsafe.SliceData(again) == unsafe.SliceData(first))
+	}
+	if slices.ContainsFunc(first, func(p *string) bool { return p != nil }) {
+		t.Fatalf("take left what the last evaluation kept: %v", first)
+	}
+	r.keep(append(again, &word, &word))
+	larger := r.take(5)
+	if len(larger) != 0 || cap(larger) != 5 || unsafe.SliceData(larger) == unsafe.SliceData(first) {
+		t.Fatalf("take without room: length %d, capacity %d; want 0 and 5, in storage of its own", len(larger), cap(larger))
+	}
+	if slices.ContainsFunc(first[:cap(first)], func(p *string) bool { return p != nil }) {
+		t.Fatalf("take without room left what the last evaluation kept: %v", first[:cap(first)])
+	}
+}
+
+// One storage for every evaluation, as a kept instance has: each answer, and each log line, is the one a
+// fresh instance gives, whatever was evaluated before (larger requests with more targets, refusals that
+// ended with changes half made, bad input, another kind's paths).
+func TestStorage_EveryAnswerIsAFreshInstances(t *testing.T) {
+	payloads := keptPayloads(t)
+	var storage Storage
+	for round, order := range [][]string{payloads, reversed(payloads)} {
+		for i, payload := range order {
+			var freshLog, keptLog bytes.Buffer
+			want := Validate([]byte(payload), NewLogger(&freshLog))
+			buf := make([]byte, len(payload), 2*len(payload)) // room, as the guest's buffer may have
+			copy(buf, payload)
+			got := ValidateOver(buf, NewLogger(&keptLog), &storage)
+			if !bytes.Equal(got, want) || keptLog.String() != freshLog.String() {
+				t.Fatalf("round %d, payload %d (%.200s...): after the others\n%s\n%s\nfresh\n%s\n%s",
+					round, i, payload, got, keptLog.String(), want, freshLog.String())
+			}
+		}
+	}
+}
+
+// keptPayloads is every request fixture with no settings and with each example's settings (in replace
+// and in reject mode), and beside them requests larger than any fixture: a RayCluster of many worker
+// groups, stamped or refused, and an UPDATE that restores them all.
+func keptPayloads(t *testing.T) []string {
+	t.Helper()
+	settings := []string{`{}`, `{"onUntrustedAnnotation":"reject"}`}
+	files, err := filepath.Glob(filepath.Join("..", "testdata", "settings", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no example settings: %v", err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := string(data)
+		settings = append(settings, s, strings.Replace(s, "{", `{"onUntrustedAnnotation":"reject",`, 1))
+	}
+	requests, err := filepath.Glob(filepath.Join("..", "testdata", "requests", "*.json"))
+	if err != nil || len(requests) == 0 {
+		t.Fatalf("no request fixtures: %v", err)
+	}
+	var payloads []string
+	for _, f := range requests {
+		req := fixture(t, strings.TrimSuffix(filepath.Base(f), ".json"))
+		for _, s := range settings {
+			payloads = append(payloads, `{"request":`+mustJSON(t, req)+`,"settings":`+s+`}`)
+		}
+	}
+	kuberay := settings[slices.IndexFunc(settings, func(s string) bool { return strings.Contains(s, `"RayCluster"`) })]
+	for _, groups := range []int{300, 40} {
+		create := workerGroups(t, fixture(t, "raycluster-create-alice"), groups, bobValue)
+		update := workerGroups(t, fixture(t, "raycluster-create-alice"), groups, aliceValue)
+		update["operation"], update["oldObject"] = "UPDATE", create["object"]
+		for _, s := range []string{kuberay, strings.Replace(kuberay, "{", `{"onUntrustedAnnotation":"reject",`, 1)} {
+			for _, req := range []map[string]any{create, update} {
+				payloads = append(payloads, `{"request":`+mustJSON(t, req)+`,"settings":`+s+`}`)
+			}
+		}
+	}
+	return append(payloads, `{"request":{"operation":"CREATE","kind":{"kind":"Pod"},"object":[]},"settings":{}}`, `not JSON`)
+}
+
+// workerGroups gives a RayCluster request n worker groups, every other one with value as its annotation
+// (the first without: it is stamped before the second is refused or replaced).
+func workerGroups(t *testing.T, req map[string]any, n int, value string) map[string]any {
+	t.Helper()
+	spec := path(req, "object", "spec").(map[string]any)
+	first := mustJSON(t, spec["workerGroupSpecs"].([]any)[0])
+	groups := make([]any, n)
+	for i := range groups {
+		var g map[string]any
+		if err := json.Unmarshal([]byte(first), &g); err != nil {
+			t.Fatal(err)
+		}
+		g["groupName"] = fmt.Sprintf("workers-%d", i)
+		if i%2 == 1 {
+			g["template"].(map[string]any)["metadata"] = map[string]any{"annotations": map[string]any{AnnotationKey: value}}
+		}
+		groups[i] = g
+	}
+	spec["workerGroupSpecs"] = groups
+	return req
+}
+
+func reversed(list []string) []string {
+	out := slices.Clone(list)
+	slices.Reverse(out)
+	return out
+}
+
+// The evaluation's records are made in the storage: after a large request, one no larger makes them in
+// the same storage.
+func TestStorage_ARequestNoLargerReusesTheRecords(t *testing.T) {
+	settings, err := os.ReadFile(filepath.Join("..", "testdata", "settings", "kuberay.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := workerGroups(t, fixture(t, "raycluster-create-alice"), 300, bobValue)
+	payload := `{"request":` + mustJSON(t, req) + `,"settings":` + string(settings) + `}`
+	var storage Storage
+	ValidateOver([]byte(payload), NewLogger(io.Discard), &storage)
+	crefs, keys, sets := unsafe.SliceData(storage.object.targets.crefs.kept), unsafe.SliceData(storage.object.targets.keys.kept),
+		unsafe.SliceData(storage.edits.sets.kept)
+	if crefs == nil || keys == nil || sets == nil {
+		t.Fatal("the evaluation kept no records")
+	}
+	ValidateOver([]byte(strings.Replace(payload, `"workers-1"`, `"workers-x"`, 1)), NewLogger(io.Discard), &storage)
+	if unsafe.SliceData(storage.object.targets.crefs.kept) != crefs || unsafe.SliceData(storage.object.targets.keys.kept) != keys ||
+		unsafe.SliceData(storage.edits.sets.kept) != sets {
+		t.Errorf("a request like the last one made its records in storage of their own")
+	}
+}
