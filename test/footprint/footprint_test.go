@@ -1,8 +1,7 @@
 // Package footprint checks how many pages of linear memory policy.wasm writes to decide a request in a
 // fresh instance. On wasmtime, policy-server's engine, the first write to each 4 KiB page of a fresh
-// instance is a page fault (~13 µs on the 2-core VM of docs/performance.md, more than the policy's own
-// work for a small Pod), so the pages written are most of what a small request costs above the floor
-// (docs/runtime.md "Pages").
+// instance is a page fault, a few microseconds each (docs/runtime.md "Pages"), so a change that spreads a
+// small request over more pages is a cost every request pays.
 package footprint
 
 import (
