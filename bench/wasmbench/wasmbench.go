@@ -260,7 +260,9 @@ func Run(engine Engine, opts Options) error {
 	}
 	worst := worstTyped(scenarios, results)
 	check(worst >= 50, "every scenario >= 50x faster than a typed encoding/json decode (worst %.1fx)", worst)
-	check(s.policy.size <= 300*1024, "policy.wasm = %.1f KB (target <= 300 KB)", float64(s.policy.size)/1024)
+	// Not a target since issue 33: no user has shown a cost from the module's size, and the kept
+	// libraries and RE2's semantics are not traded for bytes (docs/performance.md lists what each costs).
+	fmt.Printf("  info policy.wasm = %.1f KB (not a target)\n", float64(s.policy.size)/1024)
 	check(stamp.memory <= 2<<20, "guest memory after a 4 KB Pod evaluation = %.2f MB (target <= 2 MiB)", float64(stamp.memory)/(1<<20))
 	check(last == half, "reused instance memory flat over %d evaluations (no growth in the second half: %.2f -> %.2f MB)", reuse, mb(half), mb(last))
 	check(r2 >= 0.98, "cost grows linearly with the object (R² = %.4f, %.2f µs/KB)", r2, slope)
