@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // turnsHost is a module whose instances record which module evaluated, in order, and answer as the policy
@@ -42,6 +43,11 @@ func TestMeasure_TargetsTakeTurns(t *testing.T) {
 	for k, r := range results {
 		if r.min <= 0 || r.p50 < r.min || r.p99 < r.p50 || r.memory != 65536 {
 			t.Errorf("target %d: %+v", k, r)
+		}
+		// A round's median for each round with evaluations past the warm-up: 6 (the warm-up's last
+		// round), 10, 10, 10 and 4 of them.
+		if len(r.rounds) != 5 {
+			t.Errorf("target %d: %d rounds, want 5", k, len(r.rounds))
 		}
 	}
 	if len(log) != 2*(n+n/10) {
@@ -99,4 +105,33 @@ func runs(log []string) string {
 		i = j
 	}
 	return strings.Join(out, " ")
+}
+
+// roundRatio compares two targets round by round: a spell in which both ran slowly cancels out, where the
+// ratio of their p50s would not.
+func TestRoundRatio_IsTheMedianOfEachRoundsRatio(t *testing.T) {
+	us := func(v ...int) []time.Duration {
+		out := make([]time.Duration, len(v))
+		for i, x := range v {
+			out[i] = time.Duration(x) * time.Microsecond
+		}
+		return out
+	}
+	// The p50s given say 0.5; every round says 2, the one both ran slowly included.
+	a := result{p50: 100 * time.Microsecond, rounds: us(100, 100, 100, 400, 100)}
+	b := result{p50: 200 * time.Microsecond, rounds: us(50, 50, 50, 200, 50)}
+	if got := roundRatio(a, b); got != 2 {
+		t.Errorf("roundRatio = %v, want 2", got)
+	}
+	if got := roundRatio(b, a); got != 0.5 {
+		t.Errorf("roundRatio reversed = %v, want 0.5", got)
+	}
+	// An even number of rounds: the mean of the middle two.
+	if got := roundRatio(result{rounds: us(10, 30, 40, 90)}, result{rounds: us(10, 10, 10, 10)}); got != 3.5 {
+		t.Errorf("roundRatio of four rounds = %v, want 3.5", got)
+	}
+	// No rounds in common: the p50s.
+	if got := roundRatio(result{p50: 30}, result{p50: 10}); got != 3 {
+		t.Errorf("roundRatio without rounds = %v, want 3", got)
+	}
 }
