@@ -133,39 +133,39 @@ func (r *reader) byte() byte {
 }
 
 func (r *reader) u32() uint32 {
-	var v uint64
-	for shift := 0; shift < 35; shift += 7 {
-		c := r.byte()
-		v |= uint64(c&0x7f) << shift
-		if c < 0x80 {
-			if v > math.MaxUint32 {
-				r.failf("u32 out of range")
-			}
-			return uint32(v)
-		}
+	v, _, ok := r.leb32()
+	if ok && v > math.MaxUint32 {
+		r.failf("u32 out of range")
 	}
-	r.failf("u32 too long")
-	return 0
+	return uint32(v)
 }
 
 // s32 reads a signed LEB128 number of 32 bits (an i32.const's operand).
 func (r *reader) s32() int32 {
-	var v int64
-	for shift := 0; shift < 35; shift += 7 {
+	u, bits, ok := r.leb32()
+	v := int64(u) //nolint:gosec // at most 35 bits
+	if ok && v&(1<<(bits-1)) != 0 {
+		v |= -1 << bits // the sign bit of the last group, extended
+	}
+	if v < math.MinInt32 || v > math.MaxInt32 {
+		r.failf("i32 out of range")
+	}
+	return int32(v)
+}
+
+// leb32 reads the groups of a LEB128 number of at most 32 bits (five groups): their bits, how many, and
+// whether the number ended within five groups (r fails otherwise).
+func (r *reader) leb32() (v uint64, bits int, ok bool) {
+	for bits < 35 {
 		c := r.byte()
-		v |= int64(c&0x7f) << shift
+		v |= uint64(c&0x7f) << bits
+		bits += 7
 		if c < 0x80 {
-			if c&0x40 != 0 {
-				v |= -1 << (shift + 7) // the sign bit of the last group, extended
-			}
-			if v < math.MinInt32 || v > math.MaxInt32 {
-				r.failf("i32 out of range")
-			}
-			return int32(v)
+			return v, bits, true
 		}
 	}
-	r.failf("i32 too long")
-	return 0
+	r.failf("LEB128 number too long")
+	return 0, bits, false
 }
 
 // skipSigned skips a signed LEB128 number of up to 64 bits.
