@@ -157,11 +157,18 @@ func (it MemberIter) Next() (_ MemberIter, key, value gjson.Result, more bool) {
 	it.c = c
 	value = valueOf(s[i:end], escaped, !it.keysOnly)
 	value.Index = i - it.base + it.vIndex
-	if i = skipSpace(s, end); i < it.closing { // a comma
+	it.i = memberAfter(s, end, it.closing)
+	return it, it.key, value, true
+}
+
+// memberAfter returns where the member after the value ending at end starts, in a container of s that
+// closes at closing: past the comma, or the closing bracket after the last.
+func memberAfter(s string, end, closing int) int {
+	i := skipSpace(s, end)
+	if i < closing { // a comma
 		i = skipSpace(s, i+1)
 	}
-	it.i = i
-	return it, it.key, value, true
+	return i
 }
 
 // valueEnd returns the end of the value that starts at offset i of the document, whether it is a string
@@ -288,27 +295,19 @@ func (x *Index) MemberRaw(obj gjson.Result, key string) (keyResult, value gjson.
 	s, i, c := x.doc, it.i, it.c
 	for i < it.closing {
 		keyEnd, escaped := StringEnd(s, i)
-		var match bool
-		if escaped {
-			match = StringValue(s[i:keyEnd], true) == key
-		} else {
-			match = keyEnd-i-2 == len(key) && s[i+1:keyEnd-1] == key
-		}
+		text := StringValue(s[i:keyEnd], escaped) // a view of the document unless escaped
 		v := skipSpace(s, skipSpace(s, keyEnd)+1) // past the colon
 		end, valueEscaped, next := x.valueEnd(v, c)
 		c = next
-		if match {
+		if text == key {
 			if value.Exists() {
 				return keyResult, value, true
 			}
-			keyResult = gjson.Result{Type: gjson.String, Raw: s[i:keyEnd], Str: StringValue(s[i:keyEnd], escaped),
-				Index: i - it.base + it.vIndex}
+			keyResult = gjson.Result{Type: gjson.String, Raw: s[i:keyEnd], Str: text, Index: i - it.base + it.vIndex}
 			value = valueOf(s[v:end], valueEscaped, false)
 			value.Index = v - it.base + it.vIndex
 		}
-		if i = skipSpace(s, end); i < it.closing { // a comma
-			i = skipSpace(s, i+1)
-		}
+		i = memberAfter(s, end, it.closing)
 	}
 	return keyResult, value, false
 }
