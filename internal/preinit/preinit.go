@@ -220,23 +220,30 @@ func checkMemoryAndData(m *module) error {
 	if flags, _, _ := readLimits(r); flags > 1 {
 		return fmt.Errorf("shared or 64-bit memories (limits flags %d) are not supported", flags)
 	}
-	if s := m.find(secData); s != nil {
-		r := &reader{b: s.body}
-		for n := r.u32(); n > 0 && r.err == nil; n-- {
-			switch flags := r.u32(); flags {
-			case 0:
-				r.constExpr()
-			case 2:
-				r.u32()
-				r.constExpr()
-			default:
-				return errors.New("the module has passive data segments, which code may copy again at any time")
-			}
-			r.bytes()
+	return eachSegment(m, func([]byte) {})
+}
+
+// eachSegment calls fn with the offset expression of each of the module's data segments, all active
+// (a passive one is an error: code may copy it again at any time).
+func eachSegment(m *module, fn func(offset []byte)) error {
+	s := m.find(secData)
+	if s == nil {
+		return nil
+	}
+	r := &reader{b: s.body}
+	for n := r.u32(); n > 0 && r.err == nil; n-- {
+		switch flags := r.u32(); flags {
+		case 0:
+		case 2: // an explicit memory index
+			r.u32()
+		default:
+			return errors.New("the module has passive data segments, which code may copy again at any time")
 		}
-		if r.err != nil {
-			return fmt.Errorf("data section: %w", r.err)
-		}
+		fn(r.constExpr())
+		r.bytes()
+	}
+	if r.err != nil {
+		return fmt.Errorf("data section: %w", r.err)
 	}
 	return nil
 }
@@ -455,25 +462,17 @@ func i32Constant(expr []byte) (uint32, bool) {
 	return uint32(v), r.err == nil && r.off == len(r.b) //nolint:gosec // the i32's bits, as the engine reads them
 }
 
-// lowestData returns the lowest offset of the module's data segments (checkMemoryAndData has read them:
-// active, at an i32.const), or the largest uint32 when it has none or one at another offset.
+// lowestData returns the lowest offset of the module's data segments (checkMemoryAndData has read them),
+// 0 when one is not at an i32.const (an offset read from a global: anywhere), or the largest uint32 when
+// it has none.
 func lowestData(m *module) uint32 {
 	lowest := uint32(math.MaxUint32)
-	s := m.find(secData)
-	if s == nil {
-		return lowest
-	}
-	r := &reader{b: s.body}
-	for n := r.u32(); n > 0 && r.err == nil; n-- {
-		if r.u32() == 2 { // flags: an explicit memory index
-			r.u32()
-		}
-		offset, ok := i32Constant(r.constExpr())
+	_ = eachSegment(m, func(expr []byte) {
+		offset, ok := i32Constant(expr)
 		if !ok {
-			return 0 // an offset read from a global: anywhere
+			offset = 0
 		}
 		lowest = min(lowest, offset)
-		r.bytes()
-	}
+	})
 	return lowest
 }
