@@ -2,8 +2,6 @@ package policy
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -139,25 +137,17 @@ func TestBadInput_MissingSettingsMeanDefaults(t *testing.T) {
 }
 
 func TestResponse_IdenticalInputGivesIdenticalBytes(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("..", "testdata", "requests", "*.json"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no fixtures: %v", err)
-	}
 	logger := NewLogger(&bytes.Buffer{})
-	for _, file := range files {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		payload := []byte(`{"request":` + string(data) + `,"settings":{"onUntrustedAnnotation":"replace"}}`)
+	for _, file := range testdataFiles(t, "requests") {
+		payload := []byte(`{"request":` + string(file.data) + `,"settings":{"onUntrustedAnnotation":"replace"}}`)
 		first := Validate(payload, logger)
 		for range 3 {
 			if again := Validate(payload, logger); !bytes.Equal(first, again) {
-				t.Fatalf("%s: output differs between runs", file)
+				t.Fatalf("%s: output differs between runs", file.name)
 			}
 		}
 		if !strings.HasPrefix(string(first), `{"accepted":`) {
-			t.Fatalf("%s: %s", file, first)
+			t.Fatalf("%s: %s", file.name, first)
 		}
 	}
 }

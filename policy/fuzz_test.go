@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -23,17 +21,9 @@ import (
 // seedRequests returns the fixtures' raw bytes.
 func seedRequests(f *testing.F) [][]byte {
 	f.Helper()
-	files, err := filepath.Glob(filepath.Join("..", "testdata", "requests", "*.json"))
-	if err != nil || len(files) == 0 {
-		f.Fatalf("no fixtures: %v", err)
-	}
 	var out [][]byte
-	for _, file := range files {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			f.Fatal(err)
-		}
-		out = append(out, data)
+	for _, file := range testdataFiles(f, "requests") {
+		out = append(out, file.data)
 	}
 	return out
 }

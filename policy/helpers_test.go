@@ -42,6 +42,30 @@ func fixture(t *testing.T, name string) map[string]any {
 	return req
 }
 
+// testdataFile is a file of testdata/<dir>: its name without ".json", and its bytes.
+type testdataFile struct {
+	name string
+	data []byte
+}
+
+// testdataFiles reads every JSON file of testdata/<dir>, in name order; there must be one at least.
+func testdataFiles(tb testing.TB, dir string) []testdataFile {
+	tb.Helper()
+	paths, err := filepath.Glob(filepath.Join("..", "testdata", dir, "*.json"))
+	if err != nil || len(paths) == 0 {
+		tb.Fatalf("no files in testdata/%s: %v", dir, err)
+	}
+	files := make([]testdataFile, 0, len(paths))
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		files = append(files, testdataFile{name: strings.TrimSuffix(filepath.Base(p), ".json"), data: data})
+	}
+	return files
+}
+
 func mustJSON(t testing.TB, v any) string {
 	t.Helper()
 	data, err := json.Marshal(v)

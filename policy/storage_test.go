@@ -68,25 +68,13 @@ func TestStorage_EveryAnswerIsAFreshInstances(t *testing.T) {
 func keptPayloads(t *testing.T) []string {
 	t.Helper()
 	settings := []string{`{}`, `{"onUntrustedAnnotation":"reject"}`}
-	files, err := filepath.Glob(filepath.Join("..", "testdata", "settings", "*.json"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no example settings: %v", err)
-	}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := string(data)
+	for _, f := range testdataFiles(t, "settings") {
+		s := string(f.data)
 		settings = append(settings, s, strings.Replace(s, "{", `{"onUntrustedAnnotation":"reject",`, 1))
 	}
-	requests, err := filepath.Glob(filepath.Join("..", "testdata", "requests", "*.json"))
-	if err != nil || len(requests) == 0 {
-		t.Fatalf("no request fixtures: %v", err)
-	}
 	var payloads []string
-	for _, f := range requests {
-		req := fixture(t, strings.TrimSuffix(filepath.Base(f), ".json"))
+	for _, f := range testdataFiles(t, "requests") {
+		req := fixture(t, f.name)
 		for _, s := range settings {
 			payloads = append(payloads, `{"request":`+mustJSON(t, req)+`,"settings":`+s+`}`)
 		}

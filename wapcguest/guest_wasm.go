@@ -45,8 +45,8 @@ func HostLog(line []byte) {
 }
 
 // page is the unit in which a fresh instance's memory is first written: on wasmtime, policy-server's
-// engine, each first write to a 4 KiB page of a fresh instance is a page fault, dearer than deciding a
-// small request.
+// engine, each first write to a 4 KiB page of a fresh instance is a page fault, a few microseconds each
+// (docs/runtime.md "Pages").
 const page = 4096
 
 // probe holds alignHeap's allocations while it reads their addresses.
