@@ -14,7 +14,7 @@ func Main(engine Engine, args []string, stderr io.Writer) int {
 	fs.StringVar(&o.Policy, "policy", "policy.wasm", "the policy module")
 	fs.StringVar(&o.Floor, "floor", "build/floor.wasm", "the floor module")
 	fs.StringVar(&o.MutFloor, "mutfloor", "build/mutfloor.wasm", "the mutating floor module (empty or a missing file: left out)")
-	fs.StringVar(&o.Typed, "typed", "build/typed.wasm", "the typed encoding/json comparison module")
+	fs.StringVar(&o.Typed, "typed", "build/typed.wasm", "the typed encoding/json comparison module (empty: left out)")
 	fs.StringVar(&o.Requests, "requests", "testdata/requests", "the fixtures directory")
 	fs.IntVar(&o.N, "n", 1000, "evaluations per scenario and module")
 	fs.IntVar(&o.Reuse, "reuse", 10000, "evaluations in one reused instance (memory growth check)")

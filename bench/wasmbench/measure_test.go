@@ -93,6 +93,23 @@ func TestMeasureScenarios_MutatingFloorTakesTurns(t *testing.T) {
 	}
 }
 
+// Without the typed module (-typed ''), a scenario is measured on the floor and the policy alone.
+func TestMeasureScenarios_TypedModuleCanBeLeftOut(t *testing.T) {
+	var log []string
+	m := func(name string) *module { return &module{name: name, host: turnsHost{name, &log}} }
+	s := suite{floor: m("floor"), policy: m("policy")}
+	results := map[string]result{}
+	if err := measureScenarios(context.Background(), s, []scenario{{name: "s"}}, Options{N: 20}, results, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := runs(log), "floor10 policy20 floor12 policy2"; got != want {
+		t.Errorf("evaluations in order: %s, want %s", got, want)
+	}
+	if _, ok := results["typed:s"]; ok {
+		t.Errorf("a typed result without a typed module: %v", results)
+	}
+}
+
 // runs writes a log of evaluations as its runs of the same module: "a10 b20".
 func runs(log []string) string {
 	var out []string
