@@ -204,7 +204,8 @@ func phaseEvaluation() *evaluation {
 	payload := workflowPayload(16000, `{}`, "CREATE", "bob", false)
 	text := string(payload)
 	index := rawjson.Parse(text)
-	r := readRequest(index)
+	var r request
+	readRequest(index, &r)
 	settings, _ := ParseSettings([]byte(r.settings.Raw))
 	custom, _ := settings.customKind(r.group, r.kind)
 	who, _ := readRequester(&r)

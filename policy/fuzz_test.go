@@ -487,7 +487,8 @@ func acceptedResult(t *testing.T, resp response, object string) (string, bool) {
 func checkUnchangedAround(t *testing.T, payload []byte, kind *CustomWorkload) {
 	t.Helper()
 	text := string(payload)
-	r := readRequest(rawjson.Parse(text))
+	var r request
+	readRequest(rawjson.Parse(text), &r)
 	e := evaluation{req: &r, kind: declared("K", kind), storage: new(Storage)}
 	now, problem := e.walk(r.object, "request.object", &e.storage.object)
 	if problem != "" || !e.unchangedAround(&now) {

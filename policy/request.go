@@ -40,16 +40,29 @@ type request struct {
 }
 
 // readRequest walks the payload, which x indexes (so it is valid JSON), once at the top level and once
-// inside "request".
-func readRequest(x *rawjson.Index) request {
-	r := request{index: x}
+// inside "request", into r. It loops over the members itself rather than handing x.ForEach a closure:
+// in the guest, a closure's captured variables are heap allocations. Out of line (go:noinline), its
+// iterators' frame is gone before the decision runs (docs/runtime.md "Pages").
+//
+//go:noinline
+func readRequest(x *rawjson.Index, r *request) {
+	*r = request{index: x}
+	it, ok := x.Members(gjson.Parse(x.Doc()))
+	if !ok {
+		return // not an object: no "request"
+	}
 	var seenRequest, seenSettings bool
-	x.ForEach(gjson.Parse(x.Doc()), func(key, value gjson.Result) bool {
+	for {
+		var key, value gjson.Result
+		var more bool
+		if it, key, value, more = it.Next(); !more {
+			return
+		}
 		switch key.Str {
 		case "request":
 			if seenRequest {
 				r.payloadDuplicate = "request"
-				return false
+				return
 			}
 			seenRequest = true
 			r.present = value.IsObject()
@@ -59,14 +72,12 @@ func readRequest(x *rawjson.Index) request {
 		case "settings":
 			if seenSettings {
 				r.payloadDuplicate = "settings"
-				return false
+				return
 			}
 			seenSettings = true
 			r.settings = value
 		}
-		return true
-	})
-	return r
+	}
 }
 
 // Members of the AdmissionRequest the decision reads, as bits of a set for finding duplicates.
@@ -81,7 +92,16 @@ const (
 )
 
 func (r *request) readAdmissionRequest(req gjson.Result) {
-	r.index.ForEach(req, func(key, value gjson.Result) bool {
+	it, ok := r.index.Members(req)
+	if !ok {
+		return // req is a view of the payload, and an object: not reached
+	}
+	for {
+		var key, value gjson.Result
+		var more bool
+		if it, key, value, more = it.Next(); !more {
+			return
+		}
 		switch key.Str {
 		case "operation":
 			if r.first(seenOperation, "operation") {
@@ -113,8 +133,7 @@ func (r *request) readAdmissionRequest(req gjson.Result) {
 				r.namespace = value
 			}
 		}
-		return true
-	})
+	}
 }
 
 // first records that the request's member name (its bit in seen) was met, and reports whether it is the

@@ -16,9 +16,21 @@ import "github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjs
 // One evaluation at a time: what an evaluation answers may point into the storage until the next one
 // starts.
 type Storage struct {
+	// request and evaluation are the evaluation's own records, here rather than in the evaluation's
+	// frame: both are shared with calls that are not inlined, so the guest made each a heap allocation
+	// (with the request's copy as returned, three: 1.1 KB zeroed and copied per request).
+	request           request
+	evaluation        evaluation
 	records           rawjson.Records
 	object, oldObject objectStorage // the walks of request.object and request.oldObject
 	edits             editStorage
+}
+
+// forget drops the request and the evaluation once the answer is written: they are views of the payload
+// and hold its settings, which the caller may replace before the next evaluation (a larger request needs
+// a larger buffer), and which they would keep alive through it.
+func (s *Storage) forget() {
+	s.request, s.evaluation = request{}, evaluation{}
 }
 
 // objectStorage is the storage of one object's walks: its targets' and its guard maps'.

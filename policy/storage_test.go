@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -141,5 +142,18 @@ func TestStorage_ARequestNoLargerReusesTheRecords(t *testing.T) {
 	if unsafe.SliceData(storage.object.targets.crefs.kept) != crefs || unsafe.SliceData(storage.object.targets.keys.kept) != keys ||
 		unsafe.SliceData(storage.edits.sets.kept) != sets {
 		t.Errorf("a request like the last one made its records in storage of their own")
+	}
+}
+
+// Once an answer is written, the storage holds nothing of the request: its views of the payload and the
+// settings read from it would otherwise keep a buffer the caller replaces alive through the next
+// evaluation.
+func TestStorage_ForgetsTheRequestOnceAnswered(t *testing.T) {
+	var storage Storage
+	for _, payload := range keptPayloads(t) {
+		ValidateOver([]byte(payload), NewLogger(io.Discard), &storage)
+		if !reflect.DeepEqual(storage.request, request{}) || !reflect.DeepEqual(storage.evaluation, evaluation{}) {
+			t.Fatalf("after %.200s...: the storage still holds the request: %+v", payload, storage.request)
+		}
 	}
 }

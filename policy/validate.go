@@ -19,7 +19,9 @@ func Validate(payload []byte, logger *Logger) []byte {
 // request buffer is the guest's own, and nothing reads it after the call. The records of the evaluation
 // are made in storage, the caller's from one call to the next (Storage).
 func ValidateOver(payload []byte, logger *Logger, storage *Storage) []byte {
-	return evaluate(payload, logger, storage).encodeOver(payload)
+	answer := evaluate(payload, logger, storage).encodeOver(payload)
+	storage.forget()
+	return answer
 }
 
 // ValidateSettings answers a Kubewarden validate_settings payload (the settings object).
@@ -43,7 +45,8 @@ func evaluate(payload []byte, logger *Logger, storage *Storage) decision {
 	if index == nil {
 		return badInput("the validate payload is not valid JSON")
 	}
-	r := readRequest(index)
+	r := &storage.request
+	readRequest(index, r)
 	if r.payloadDuplicate != "" {
 		return badInput(duplicateMember("the validate payload's " + r.payloadDuplicate))
 	}
@@ -65,12 +68,12 @@ func evaluate(payload []byte, logger *Logger, storage *Storage) decision {
 	}
 	kind, ours := kindOf(r.group, r.kind, op)
 	if !ours {
-		return evaluateCustom(&r, logger, storage)
+		return evaluateCustom(r, logger, storage)
 	}
 	if kind.rules == BindingRules {
 		return bindingDecision(index, r.object, logger) // needs neither the requester nor the settings
 	}
-	who, problem := readRequester(&r)
+	who, problem := readRequester(r)
 	if problem != "" {
 		return badInput(problem)
 	}
@@ -78,7 +81,8 @@ func evaluate(payload []byte, logger *Logger, storage *Storage) decision {
 	if problem != "" {
 		return badInput("the policy settings are not valid: " + problem)
 	}
-	e := evaluation{settings: settings, req: &r, who: who, kind: kind, log: logger, storage: storage}
+	e := &storage.evaluation
+	*e = evaluation{settings: settings, req: r, who: who, kind: kind, log: logger, storage: storage}
 	return e.decide()
 }
 
@@ -106,7 +110,8 @@ func evaluateCustom(r *request, logger *Logger, storage *Storage) decision {
 	if problem != "" {
 		return badInput(problem)
 	}
-	e := evaluation{settings: settings, req: r, who: who, kind: declared(r.kind, custom), log: logger, storage: storage}
+	e := &storage.evaluation
+	*e = evaluation{settings: settings, req: r, who: who, kind: declared(r.kind, custom), log: logger, storage: storage}
 	return e.decide()
 }
 

@@ -93,7 +93,7 @@ func TestMeasureScenarios_MutatingFloorTakesTurns(t *testing.T) {
 	}
 }
 
-// Without the typed module (-typed ''), a scenario is measured on the floor and the policy alone.
+// Without the typed module (-typed ”), a scenario is measured on the floor and the policy alone.
 func TestMeasureScenarios_TypedModuleCanBeLeftOut(t *testing.T) {
 	var log []string
 	m := func(name string) *module { return &module{name: name, host: turnsHost{name, &log}} }
