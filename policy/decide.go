@@ -22,28 +22,37 @@ func (e *evaluation) create() decision {
 	if problem != "" {
 		return badInput(problem)
 	}
+	return e.createWith(&now)
+}
+
+// createWith is create once the object is walked: out of line (go:noinline), its locals (the change,
+// the decisions of each rule) are not in create's frame while the walk, the deepest point of an
+// evaluation, runs below it (docs/runtime.md "Pages": a Pod stamp then uses one page of stack, not two).
+//
+//go:noinline
+func (e *evaluation) createWith(now *maps) decision {
 	// Rule 4: a workload (or an operator's intermediate object, a RayCluster from a RayJob) made by a
 	// system user was copied from a parent that was already handled; changing its template makes the
 	// deployment controller create ReplicaSets forever (YUNIKORN-1627).
 	if e.kind.rules != PodRules && e.systemUser() {
 		if e.settings.BypassControllers {
-			if d, refused := e.checkValues(&now); refused {
+			if d, refused := e.checkValues(now); refused {
 				return d
 			}
 		}
 		e.debug(e.kind.voice.createdBySystem())
 		return accept()
 	}
-	if d, refused := e.refuseIdentity(&now, nil); refused {
+	if d, refused := e.refuseIdentity(now, nil); refused {
 		return d
 	}
 	c := e.newChange(len(now.targets))
 	for i := range now.targets {
 		t := &now.targets[i]
-		if d, refused := e.checkTargetKeys(&now, t, nil, nil); refused {
+		if d, refused := e.checkTargetKeys(now, t, nil, nil); refused {
 			return d
 		}
-		if d, refused := c.asOnCreate(&now, t, t.value.Result(now.doc)); refused {
+		if d, refused := c.asOnCreate(now, t, t.value.Result(now.doc)); refused {
 			return d
 		}
 	}
@@ -66,10 +75,17 @@ func (e *evaluation) update() decision {
 	if problem != "" {
 		return badInput(problem)
 	}
+	return e.updateWith(&now, &was)
+}
+
+// updateWith is update once both objects are walked, out of line as createWith is.
+//
+//go:noinline
+func (e *evaluation) updateWith(now, was *maps) decision {
 	if e.kind.rules == PodRules {
-		return e.immutable(&now, &was)
+		return e.immutable(now, was)
 	}
-	if d, refused := e.refuseIdentity(&now, &was); refused {
+	if d, refused := e.refuseIdentity(now, was); refused {
 		return d
 	}
 	pairs := pairing{was: was.targets, wasKeys: was.keys, nowKeys: now.keys}
@@ -77,15 +93,15 @@ func (e *evaluation) update() decision {
 	for i := range now.targets {
 		t := &now.targets[i]
 		before, paired := pairs.find(i, t)
-		if d, refused := e.checkTargetKeys(&now, t, &was, before); refused {
+		if d, refused := e.checkTargetKeys(now, t, was, before); refused {
 			return d
 		}
 		var d decision
 		var refused bool
 		if paired {
-			d, refused = c.asOnUpdate(&now, t, &was, before)
+			d, refused = c.asOnUpdate(now, t, was, before)
 		} else { // a new element: as on CREATE
-			d, refused = c.asOnCreate(&now, t, t.value.Result(now.doc))
+			d, refused = c.asOnCreate(now, t, t.value.Result(now.doc))
 		}
 		if refused {
 			return d

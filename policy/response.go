@@ -34,7 +34,10 @@ func (d decision) encode() []byte { return d.encodeOver(nil) }
 // buffer may be larger, kept from an earlier call); otherwise in a buffer of its own, sized for the whole answer. A
 // mutated object is as large as the request's, and in the guest a buffer for it costs more than the
 // copy: the heap grows for a large one, after a collection that frees nothing and follows every view into
-// the payload back to the payload's start, and its pages are new pages to touch.
+// the payload back to the payload's start, and its pages are new pages to touch. Out of line: its frame
+// is not the decision's (docs/runtime.md "Pages").
+//
+//go:noinline
 func (d decision) encodeOver(buf []byte) []byte {
 	frame, at := d.frame()
 	if at < 0 {

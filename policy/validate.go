@@ -39,80 +39,94 @@ func ValidateSettings(payload []byte) []byte {
 // later inlines their code into the caller all the same, but each keeps its own frame (its own moves of
 // the stack pointer): the frames stay apart.
 func evaluate(payload []byte, logger *Logger, storage *Storage) decision {
+	e, d := prepare(payload, logger, storage)
+	if e == nil {
+		return d
+	}
+	return e.decide()
+}
+
+// prepare is evaluate up to the rules: it reads the request and the settings into the storage's
+// evaluation, or decides without one (bad input, an operation or a kind the policy leaves alone). Out of
+// line, so that its frame (the readers' locals, the settings as parsed) is gone before the rules run
+// (docs/runtime.md "Pages").
+//
+//go:noinline
+func prepare(payload []byte, logger *Logger, storage *Storage) (*evaluation, decision) {
 	// The payload is only read and outlives the evaluation, so a string view of it is safe.
 	text := rawjson.View(payload)
 	index := storage.records.Parse(text)
 	if index == nil {
-		return badInput("the validate payload is not valid JSON")
+		return nil, badInput("the validate payload is not valid JSON")
 	}
 	r := &storage.request
 	readRequest(index, r)
 	if r.payloadDuplicate != "" {
-		return badInput(duplicateMember("the validate payload's " + r.payloadDuplicate))
+		return nil, badInput(duplicateMember("the validate payload's " + r.payloadDuplicate))
 	}
 	if !r.present {
-		return badInput("the validate payload has no \"request\" object")
+		return nil, badInput("the validate payload has no \"request\" object")
 	}
 	if r.operationDuplicate != "" {
-		return badInput(duplicateMember(r.operationDuplicate))
+		return nil, badInput(duplicateMember(r.operationDuplicate))
 	}
 	if r.operation.Type != gjson.String {
-		return badInput("request.operation is missing")
+		return nil, badInput("request.operation is missing")
 	}
 	op := r.operation.Str
 	if op != opCreate && op != opUpdate {
-		return accept() // DELETE, CONNECT: nothing to stamp or protect
+		return nil, accept() // DELETE, CONNECT: nothing to stamp or protect
 	}
 	if r.duplicate != "" {
-		return badInput(duplicateMember(r.duplicate))
+		return nil, badInput(duplicateMember(r.duplicate))
 	}
 	kind, ours := kindOf(r.group, r.kind, op)
 	if !ours {
 		return evaluateCustom(r, logger, storage)
 	}
 	if kind.rules == BindingRules {
-		return bindingDecision(index, r.object, logger) // needs neither the requester nor the settings
+		return nil, bindingDecision(index, r.object, logger) // needs neither the requester nor the settings
 	}
 	who, problem := readRequester(r)
 	if problem != "" {
-		return badInput(problem)
+		return nil, badInput(problem)
 	}
 	settings, problem := ParseSettings(rawjson.Bytes(r.settings.Raw)) // read only
 	if problem != "" {
-		return badInput("the policy settings are not valid: " + problem)
+		return nil, badInput("the policy settings are not valid: " + problem)
 	}
 	e := &storage.evaluation
 	*e = evaluation{settings: settings, req: r, who: who, kind: kind, log: logger, storage: storage}
-	return e.decide()
+	return e, decision{}
 }
 
-// evaluateCustom decides on a kind outside the table: a kind declared in customWorkloads (rules 11-13), or
-// anything else, accepted unchanged. Settings are read only when they declare kinds, and then only the
-// request's kind is parsed.
+// evaluateCustom is prepare for a kind outside the table: a kind declared in customWorkloads (rules
+// 11-13) is decided by the evaluation it returns, anything else is accepted unchanged. Settings are read
+// only when they declare kinds, and then only the request's kind is parsed.
 //
 //go:noinline
-func evaluateCustom(r *request, logger *Logger, storage *Storage) decision {
+func evaluateCustom(r *request, logger *Logger, storage *Storage) (*evaluation, decision) {
 	if tableKind(r.group, r.kind) != nil || !hasCustomWorkloads(r.settings) {
-		return accept() // an operation of a table kind the policy does not decide on (UPDATE of a Binding)
+		return nil, accept() // an operation of a table kind the policy does not decide on (UPDATE of a Binding)
 	}
 	settings, problem := ParseSettings(rawjson.Bytes(r.settings.Raw)) // read only
 	if problem != "" {
-		return badInput("the policy settings are not valid: " + problem)
+		return nil, badInput("the policy settings are not valid: " + problem)
 	}
 	custom, problem := settings.customKind(r.group, r.kind)
 	switch {
 	case problem != "":
-		return badInput("the policy settings are not valid: " + problem)
+		return nil, badInput("the policy settings are not valid: " + problem)
 	case custom == nil:
-		return accept()
+		return nil, accept()
 	}
 	who, problem := readRequester(r)
 	if problem != "" {
-		return badInput(problem)
+		return nil, badInput(problem)
 	}
 	e := &storage.evaluation
 	*e = evaluation{settings: settings, req: r, who: who, kind: declared(r.kind, custom), log: logger, storage: storage}
-	return e.decide()
+	return e, decision{}
 }
 
 // bindingDecision applies rule 10. The API server copies a Binding's metadata.annotations onto the pod,
