@@ -13,6 +13,10 @@ import (
 // (policy.Storage).
 var storage policy.Storage
 
+// reserved is the size of request the storage is made for at start-up (policy.Storage.Reserve): a
+// Pod or a workload as an API server sends them is a few kilobytes.
+const reserved = 4096
+
 func main() {
 	logger := policy.NewLogger(hostLog{})
 	// policy never fails a call: policy-server would turn a guest error into a denial with code 500 that
@@ -25,6 +29,9 @@ func main() {
 		// The SDK's protocol package registers the same answer in its init, through the waPC package.
 		"protocol_version": func([]byte) []byte { return []byte(`"` + constants.ProtocolVersion + `"`) },
 	})
+	// After Register, which leaves the heap's free space on a page of its own: the storage is then on the
+	// page a request's buffer and its other allocations follow it onto.
+	storage.Reserve(reserved)
 }
 
 // hostLog sends each line the logger writes (one JSON object and its newline per Write) to the host, as

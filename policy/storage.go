@@ -26,6 +26,22 @@ type Storage struct {
 	edits             editStorage
 }
 
+// Reserve gives the storage room for the records of a request of up to size bytes. main calls it at
+// start-up, which in a pre-initialised module runs once, when the module is built: a fresh instance
+// (one request, as policy-server runs it) then makes a small request's records in storage it already
+// has, instead of in a dozen allocations, each zeroed, of TinyGo's allocator (a Pod stamp made 44). A
+// larger request grows the storage as before.
+func (s *Storage) Reserve(size int) {
+	s.records.Reserve(size)
+	for _, w := range []*walkStorage{&s.object.targets, &s.object.guards, &s.oldObject.targets, &s.oldObject.guards} {
+		w.crefs.reserve(2) // a built-in kind's walk finds a map or two
+		w.keys.reserve(64) // their concrete paths ("spec.template.metadata.annotations")
+	}
+	s.edits.sets.reserve(2)
+	s.edits.groups.reserve(2)
+	s.edits.spans.reserve(4)
+}
+
 // forget drops the request and the evaluation once the answer is written: they are views of the payload
 // and hold its settings, which the caller may replace before the next evaluation (a larger request needs
 // a larger buffer), and which they would keep alive through it.
@@ -67,6 +83,13 @@ func (r *reused[T]) take(n int) []T {
 		return make([]T, 0, n)
 	}
 	return r.kept[:0]
+}
+
+// reserve gives the storage room for n elements.
+func (r *reused[T]) reserve(n int) {
+	if cap(r.kept) < n {
+		r.kept = make([]T, 0, n)
+	}
 }
 
 // keep stores s, a slice take returned, as filled, for the next take.

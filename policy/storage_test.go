@@ -157,3 +157,31 @@ func TestStorage_ForgetsTheRequestOnceAnswered(t *testing.T) {
 		}
 	}
 }
+
+// A storage reserved for requests of 4 KB (main reserves it at start-up) makes a small request's
+// records, a Pod stamp's and a Deployment's, in the storage reserved: none in storage of their own.
+func TestStorage_ReservedHoldsASmallRequestsRecords(t *testing.T) {
+	for _, name := range []string{"pod-create-alice", "deployment-create-alice"} {
+		var storage Storage
+		storage.Reserve(4 << 10)
+		type kept struct{ containers, crefs, keys, sets, groups, spans unsafe.Pointer }
+		arrays := func() kept {
+			return kept{storage.records.KeptAt(),
+				unsafe.Pointer(unsafe.SliceData(storage.object.targets.crefs.kept)), unsafe.Pointer(unsafe.SliceData(storage.object.targets.keys.kept)),
+				unsafe.Pointer(unsafe.SliceData(storage.edits.sets.kept)), unsafe.Pointer(unsafe.SliceData(storage.edits.groups.kept)),
+				unsafe.Pointer(unsafe.SliceData(storage.edits.spans.kept))}
+		}
+		reserved := arrays()
+		payload := `{"request":` + mustJSON(t, fixture(t, name)) + `,"settings":{}}`
+		if len(payload) > 4<<10 {
+			t.Fatalf("%s: %d bytes, more than the storage is reserved for", name, len(payload))
+		}
+		answer := ValidateOver([]byte(payload), NewLogger(io.Discard), &storage)
+		if !bytes.Contains(answer, []byte(`"mutated_object"`)) {
+			t.Fatalf("%s: not stamped: %.300s", name, answer)
+		}
+		if got := arrays(); got != reserved {
+			t.Errorf("%s: records made in storage of their own: %+v, reserved %+v", name, got, reserved)
+		}
+	}
+}

@@ -95,7 +95,9 @@ type Functions = map[string]func(payload []byte) []byte
 // theGuest answers the host's calls.
 var theGuest guest
 
-// Register sets the module's operations; main calls it once, last: it ends start-up (alignHeap).
+// Register sets the module's operations; main calls it once, at the end of start-up: it leaves the
+// heap's free space on a page of its own (alignHeap), where what main allocates after it (the policy's
+// reserved storage) and then each request's buffer go.
 func Register(functions Functions) {
 	theGuest.functions = functions
 	alignHeap()

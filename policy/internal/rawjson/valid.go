@@ -41,14 +41,28 @@ func (r *Records) Parse(s string) *Index {
 	return x
 }
 
+// KeptAt is the address of r's storage of the containers' records, for tests that check it is reused.
+func (r *Records) KeptAt() unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(r.containers)) }
+
+// Reserve gives r room for the records of a document of up to size bytes.
+func (r *Records) Reserve(size int) {
+	r.containers, r.open = emptied(r.containers, recordsFor(size)), emptied(r.open, openRoom)
+}
+
 // newValidator starts the records of s in the storage kept (a Records'), or in storage of their own when
 // that has less room than s needs to start with (a fresh Records has none). That room is the records a small document
 // needs (a Pod of 4 KB holds about 30), and a few levels of nesting: grown from nothing, each slice was
 // copied five or six times, and a fresh instance writes every page those copies take (docs/runtime.md
 // "Pages"). A large document grows them from there.
 func newValidator(s string, minSize int, containers []container, open []int) validator {
-	return validator{minSize: minSize, containers: emptied(containers, 8+min(len(s)/128, 120)), open: emptied(open, 16)}
+	return validator{minSize: minSize, containers: emptied(containers, recordsFor(len(s))), open: emptied(open, openRoom)}
 }
+
+// recordsFor is the room for the records of a document of size bytes a validator starts with, and
+// openRoom its room for open containers.
+func recordsFor(size int) int { return 8 + min(size/128, 120) }
+
+const openRoom = 16
 
 // emptied is kept emptied when it has room for n elements, otherwise an empty slice with that room. The
 // elements hold no pointer: those left in kept keep nothing alive.
