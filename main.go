@@ -29,8 +29,8 @@ func main() {
 		// The SDK's protocol package registers the same answer in its init, through the waPC package.
 		"protocol_version": func([]byte) []byte { return []byte(`"` + constants.ProtocolVersion + `"`) },
 	})
-	// After Register, which leaves the heap's free space on a page of its own: the storage is then on the
-	// page a request's buffer and its other allocations follow it onto.
+	// After Register, which leaves the heap's free space on a page of its own: the storage's reserved
+	// records start that page, and a request's buffer and its other allocations follow them.
 	storage.Reserve(reserved)
 }
 

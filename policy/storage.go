@@ -34,7 +34,7 @@ type Storage struct {
 func (s *Storage) Reserve(size int) {
 	s.records.Reserve(size)
 	for _, w := range []*walkStorage{&s.object.targets, &s.object.guards, &s.oldObject.targets, &s.oldObject.guards} {
-		w.crefs.reserve(2) // a built-in kind's walk finds a map or two
+		w.crefs.reserve(2) // a built-in kind's targets, or a small declared kind's maps
 		w.keys.reserve(64) // their concrete paths ("spec.template.metadata.annotations")
 	}
 	s.edits.sets.reserve(2)
