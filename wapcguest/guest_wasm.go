@@ -52,8 +52,9 @@ const page = 4096
 // probe holds alignHeap's allocations while it reads their addresses.
 var probe []byte
 
-// alignHeap pads the heap, at the end of start-up, so that the first allocation after it (a request's
-// buffer, in a pre-initialised module: start-up runs once, at build time) starts on a page of its own.
+// alignHeap pads the heap, at the end of start-up, so that the first allocation after it starts on a page
+// of its own: what main allocates after Register (the policy's reserved storage), then each request's
+// buffer (in a pre-initialised module start-up runs once, at build time).
 // Start-up leaves its objects ending anywhere in a page; a request's allocations then straddle one page
 // more than their size needs (a 4 KB Pod stamp: 7.8 KB from the middle of a page, three pages instead
 // of two). The pad is garbage, never read, and freed by the first collection of an instance kept for
