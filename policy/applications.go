@@ -28,18 +28,20 @@ const (
 	generatedIDMax    = 63
 )
 
-// podIdentity is what rules 14 and 15 read from target metadata.
+// podIdentity is what rules 14-16 read from target metadata.
 type podIdentity struct {
-	appID      string       // the first non-empty source; "" when none
+	// appIDs are the application IDs as YuniKorn 1.8 and 1.4 read them; "" when none.
+	appIDs     [2]string
 	taskGroups gjson.Result // the task-groups annotation; absent when not set
 }
 
-// readPodIdentity reads the application ID and the task groups from a pod's (or a pod template's) labels
+// readPodIdentity reads the application IDs and the task groups from a pod's (or a pod template's) labels
 // and annotations maps, either of which may be absent; labelsAt and annotationsAt name them in messages.
 // Keys are compared after unescaping, and a key the decision reads that occurs twice is bad input.
 func readPodIdentity(x *rawjson.Index, labels, annotations gjson.Result, labelsAt, annotationsAt mapPath) (podIdentity, string) {
 	var id podIdentity
-	for _, source := range [...]struct {
+	// YuniKorn 1.8 reads the label yunikorn.apache.org/app-id first; 1.4 starts at the annotation.
+	for i, source := range [...]struct {
 		label bool
 		key   string
 	}{
@@ -56,8 +58,14 @@ func readPodIdentity(x *rawjson.Index, labels, annotations gjson.Result, labelsA
 		if problem != "" {
 			return id, problem
 		}
-		if v.Str != "" {
-			id.appID = v.Str
+		if v.Str == "" {
+			continue
+		}
+		if id.appIDs[0] == "" {
+			id.appIDs[0] = v.Str
+		}
+		if i > 0 {
+			id.appIDs[1] = v.Str
 			break
 		}
 	}
@@ -101,20 +109,35 @@ func generatedID(namespace string) string {
 	return id
 }
 
-// podIdentityRefusal applies rules 14 (when appIDs: not on a Pod's UPDATE) and 15 to an untrusted
-// requester's pod metadata: the new identity, and the old one on UPDATE (nil on CREATE), so that only
-// what changed is checked. It returns the refusal, or "".
-func podIdentityRefusal(now, old *podIdentity, namespace string, appIDs bool) string {
-	if appIDs && now.appID != "" && (old == nil || old.appID != now.appID) {
-		if shown, foreign := foreignGeneratedID(now.appID, namespace); foreign {
-			return ApplicationRefusal(now.appID, shown)
+// applicationRefusal applies rule 14 to an untrusted requester's pod metadata: the new identity, and the
+// old one on UPDATE (nil on CREATE), so that only a reading that changed is checked.
+func applicationRefusal(now, old *podIdentity, namespace string) string {
+	for i, id := range now.appIDs {
+		if id == "" || old != nil && old.appIDs[i] == id || i == 1 && id == now.appIDs[0] {
+			continue
+		}
+		if shown, foreign := foreignGeneratedID(id, namespace); foreign {
+			return ApplicationRefusal(id, shown)
 		}
 	}
-	var was gjson.Result
-	if old != nil {
-		was = old.taskGroups
+	return ""
+}
+
+// relabelRefusal applies rule 14b to a Pod's UPDATE: either reading of its application ID changed.
+func relabelRefusal(now, old *podIdentity) string {
+	for i := range now.appIDs {
+		if now.appIDs[i] != old.appIDs[i] {
+			return Rule14bRefusal(orNone(old.appIDs[i]), orNone(now.appIDs[i]))
+		}
 	}
-	return taskGroupsRefusal(now.taskGroups, was)
+	return ""
+}
+
+func orNone(id string) string {
+	if id == "" {
+		return "none"
+	}
+	return id
 }
 
 // taskGroupsRefusal applies rule 15 to a task-groups annotation an untrusted requester sends: refused when

@@ -143,3 +143,66 @@ func TestRule15_BuiltInKindsTaskGroupsNamingTheAnnotationAreRefused(t *testing.T
 		t.Fatalf("trusted: %+v", resp)
 	}
 }
+
+func TestRule14_BothReadingsOfTheIDAreChecked(t *testing.T) {
+	// YuniKorn 1.8 reads the label first (its own application), 1.4 knows no such label and reads the
+	// annotation (another namespace's generated one): the pod would join that one under 1.4.
+	for _, fx := range []struct{ name, kind string }{{"pod-create-alice", "Pod"}, {"deployment-create-alice", "Deployment"}} {
+		req := fixture(t, fx.name)
+		obj := object(req, "object")
+		setEntry(obj, fx.kind, "labels", "yunikorn.apache.org/app-id", "mine")
+		setEntry(obj, fx.kind, "annotations", "yunikorn.apache.org/app-id", "yunikorn-team-b-autogen")
+		for _, settings := range []string{"", rejectSettings} {
+			resp, _ := evaluateReq(t, req, settings)
+			expectRejected(t, resp, ApplicationRefusal("yunikorn-team-b-autogen", "team-b"))
+		}
+		// and the other way round: the label names the foreign one, the annotation its own
+		setEntry(obj, fx.kind, "labels", "yunikorn.apache.org/app-id", "yunikorn-team-b-autogen")
+		setEntry(obj, fx.kind, "annotations", "yunikorn.apache.org/app-id", "mine")
+		resp, _ := evaluateReq(t, req, "")
+		expectRejected(t, resp, ApplicationRefusal("yunikorn-team-b-autogen", "team-b"))
+	}
+}
+
+func TestRule14b_APodsApplicationCannotChange(t *testing.T) {
+	bob := map[string]any{"username": "bob", "groups": []string{"qa", "system:authenticated"}}
+	for _, tc := range []struct {
+		name             string
+		mapName, key     string
+		value            any // nil removes it
+		wantOld, wantNew string
+	}{
+		{"relabelled onto alice's application", "labels", "applicationId", "alice-app", "analytics-0042", "alice-app"},
+		{"the ID label removed", "labels", "applicationId", nil, "analytics-0042", "none"},
+		{"1.8's label added", "labels", "yunikorn.apache.org/app-id", "alice-app", "analytics-0042", "alice-app"},
+		{"1.4's annotation added", "annotations", "yunikorn.apache.org/app-id", "alice-app", "analytics-0042", "alice-app"},
+		{"emptied", "labels", "applicationId", "", "analytics-0042", "none"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := fixture(t, "pod-update-status")
+			req["userInfo"] = bob
+			setEntry(object(req, "object"), "Pod", tc.mapName, tc.key, tc.value)
+			for _, settings := range []string{"", rejectSettings} {
+				resp, _ := evaluateReq(t, req, settings)
+				expectRejected(t, resp, Rule14bRefusal(tc.wantOld, tc.wantNew))
+			}
+			// a trusted requester is not checked
+			req["userInfo"] = map[string]any{"username": "system:serviceaccount:kube-system:job-controller"}
+			resp, _ := evaluateReq(t, req, "")
+			expectAccepted(t, resp)
+		})
+	}
+	// an ID from none: the old pod named no application
+	req := fixture(t, "pod-update-status")
+	req["userInfo"] = bob
+	setEntry(object(req, "oldObject"), "Pod", "labels", "applicationId", nil)
+	resp, _ := evaluateReq(t, req, "")
+	expectRejected(t, resp, Rule14bRefusal("none", "analytics-0042"))
+	// a change that leaves both readings as they were passes: another label, or a source read after the ID
+	req = fixture(t, "pod-update-status")
+	req["userInfo"] = bob
+	setEntry(object(req, "object"), "Pod", "labels", "spark-app-selector", "other")
+	setEntry(object(req, "object"), "Pod", "labels", "app", "renamed")
+	resp, _ = evaluateReq(t, req, "")
+	expectAccepted(t, resp)
+}

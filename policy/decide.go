@@ -111,7 +111,7 @@ func (e *evaluation) updateWith(now, was *maps) decision {
 }
 
 // immutable applies rule 5: nobody may change the annotation of an existing pod, nor its legacy label
-// while it has no annotation; and rule 15 (not 14: YuniKorn reads a pod's application once).
+// while it has no annotation; rule 14b: nor, unless trusted, its application; and rule 15.
 func (e *evaluation) immutable(now, was *maps) decision {
 	if !sameEntry(was.targets[0].value.Result(was.doc), now.targets[0].value.Result(now.doc)) {
 		e.warn("refused a change of " + AnnotationKey + " on an existing pod (rule 5)")
@@ -120,6 +120,10 @@ func (e *evaluation) immutable(now, was *maps) decision {
 	if labelChanged(now, was, e.settings.LegacyUserLabel) {
 		e.warn("refused a change of " + e.settings.LegacyUserLabel + " on an existing pod (rule 5)")
 		return reject(Rule5LabelRefusal(e.settings.LegacyUserLabel))
+	}
+	if refusal := relabelRefusal(&now.identity, &was.identity); refusal != "" && !e.trusted() {
+		e.warn("refused a change of an existing pod's application (rule 14b)")
+		return reject(refusal)
 	}
 	if d, refused := e.refuseIdentity(now, was); refused {
 		return d
@@ -147,7 +151,17 @@ func (e *evaluation) refuseIdentity(now, was *maps) (decision, bool) {
 	if was != nil {
 		old = &was.identity
 	}
-	refusal := podIdentityRefusal(&now.identity, old, e.req.namespace.Str, e.kind.rules != PodRules || was == nil)
+	var refusal string
+	if e.kind.rules != PodRules || was == nil { // a Pod's UPDATE: rule 14b
+		refusal = applicationRefusal(&now.identity, old, e.req.namespace.Str)
+	}
+	if refusal == "" {
+		var tg gjson.Result
+		if old != nil {
+			tg = old.taskGroups
+		}
+		refusal = taskGroupsRefusal(now.identity.taskGroups, tg)
+	}
 	if refusal == "" || e.trusted() {
 		return decision{}, false
 	}

@@ -66,6 +66,11 @@ func ApplicationRefusal(id, namespace string) string {
 		": a pod may join it only from that namespace"
 }
 
+// Rule14bRefusal is the message when an update changes a pod's application ID (old and id are "none" when absent).
+func Rule14bRefusal(old, id string) string {
+	return "the application of a pod cannot change once the pod exists: " + old + " to " + id
+}
+
 // TaskGroupsRefusal is rule 15's message.
 const TaskGroupsRefusal = "the " + TaskGroupsKey + " annotation sets the " + AnnotationKey +
 	" annotation on placeholder pods: only trusted controllers and allow-listed submitters may"

@@ -60,7 +60,7 @@ func (builtinVoice) tell(c *change, mutated rawjson.Edit) decision {
 		e.warn("deprecated label " + label + " kept as the user (rule 2)")
 		d.warnings = []string{deprecatedLabelWarning(label)}
 	case c.n[replaced] > 0:
-		e.warn(untrustedValueLog)
+		e.warn("replaced an untrusted " + AnnotationKey + " value by the requester's identity (rule 1)")
 		d.warnings = []string{replacedWarning(e.kind.where)}
 	case c.n[stamped] > 0:
 		if c.n[labelIgnored] > 0 {
@@ -78,7 +78,7 @@ func (builtinVoice) tell(c *change, mutated rawjson.Edit) decision {
 		e.debug("template identity changed by a trusted requester (rule 7)")
 	case c.n[restored] > 0 || c.n[labelRestored] > 0:
 		what, name := changed(e, c.n[restored] == 0)
-		e.warn("refused a change of " + what + " in a pod template (rule 8)")
+		e.warn("restored " + what + " in a pod template (rule 8)")
 		d.warnings = []string{restoredWarning(name, e.kind.where)}
 	}
 	return d

@@ -72,7 +72,7 @@ load e2e-helpers
   allowed true
   [ "$(stamped /metadata)" = "$BOB" ]
   [ "$(warnings)" = "$ANN in metadata replaced by your identity: do not set it" ]
-  [[ "$stderr" == *"refused an untrusted"* ]] || [ "$KWCTL" = kwctl ]
+  [[ "$stderr" == *"replaced an untrusted"* ]] || [ "$KWCTL" = kwctl ]
 }
 
 @test "logs each decision as one JSON line that names the requester" {
