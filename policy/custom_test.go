@@ -123,9 +123,9 @@ func TestRule11_TrustedValueIsValidatedAndKept(t *testing.T) {
 	settings := `{"bypassAuth":true,"externalUsers":["^airflow$"],"customWorkloads":[` + sparkEntry + `]}`
 	obj := `{"spec":{"driver":{"annotations":{"` + AnnotationKey + `":` + aliceJSON + `}},"executor":{}}}`
 	resp, _ := evaluateReq(t, sparkApp(t, asAirflow, obj, ""), settings)
-	// the value is kept, the map without one is stamped with airflow (rule 3: trusted or not)
+	// the value is kept, and the map without one gets it too (rule 11: a trusted external names the user once)
 	expectObject(t, resp, `{"spec":{"driver":{"annotations":{"`+AnnotationKey+`":`+aliceJSON+`}},"executor":{"annotations":{"`+
-		AnnotationKey+`":`+value(`{"user":"airflow","groups":["system:authenticated"]}`)+`}}}}`)
+		AnnotationKey+`":`+aliceJSON+`}}}}`)
 	bad := `{"spec":{"executor":{"annotations":{"` + AnnotationKey + `":"{\"user\":\"\"}"}}}}`
 	resp, _ = evaluateReq(t, sparkApp(t, asAirflow, bad, ""), settings)
 	expectRejected(t, resp, "the "+AnnotationKey+" annotation in spec.executor.annotations is not valid: \"user\" must not be empty")

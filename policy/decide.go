@@ -47,6 +47,7 @@ func (e *evaluation) createWith(now *maps) decision {
 		return d
 	}
 	c := e.newChange(len(now.targets))
+	c.oneValueOf(now)
 	for i := range now.targets {
 		t := &now.targets[i]
 		if d, refused := e.checkTargetKeys(now, t, nil, nil); refused {
@@ -90,6 +91,7 @@ func (e *evaluation) updateWith(now, was *maps) decision {
 	}
 	pairs := pairing{was: was.targets, wasKeys: was.keys, nowKeys: now.keys}
 	c := e.newChange(len(now.targets))
+	c.oneValueOf(now)
 	for i := range now.targets {
 		t := &now.targets[i]
 		before, paired := pairs.find(i, t)
@@ -221,6 +223,28 @@ func (e *evaluation) newChange(targets int) *change {
 	c := &change{e: e, edits: edits{doc: e.req.object.Raw, index: e.req.index, kept: kept}, stampJSON: stampJSON(&e.who)}
 	c.edits.sets = kept.sets.take(targets)
 	return c
+}
+
+// oneValueOf applies rule 11's "a trusted external names the user once": when a trusted external's
+// declared object carries values and all are the same, the targets without one get that value.
+func (c *change) oneValueOf(m *maps) {
+	if c.e.kind.rules != 0 || !c.e.external() {
+		return
+	}
+	var one gjson.Result
+	for i := range m.targets {
+		v := m.targets[i].value.Result(m.doc)
+		switch {
+		case !v.Exists():
+		case !one.Exists():
+			one = v
+		case !sameEntry(one, v):
+			return
+		}
+	}
+	if one.Exists() {
+		c.stampJSON = rawjson.Texts(nil, one.Raw)
+	}
 }
 
 // isStamp reports whether a supplied value is exactly the requester's identity as the policy writes it.

@@ -251,3 +251,30 @@ func TestRule12_AnUnchangedSpecIsPairedWithItself(t *testing.T) {
 	resp, _ = evaluateReq(t, workflow(t, asBob, `{`+changed+`}`, `{`+spec+`}`), argoWorkflowSettings)
 	expectObject(t, resp, `{`+strings.Replace(spec, `{"name":"b"}`, `{"name":"b","metadata":{"annotations":{}}}`, 1)+`}`)
 }
+
+func TestRule11_ATrustedExternalNamesTheUserOnce(t *testing.T) {
+	settings := `{"bypassAuth":true,"externalUsers":["^airflow$"],` + argoWorkflowSettings[1:]
+	stamp := func(v string) string { return `{"` + AnnotationKey + `":` + v + `}` }
+	// the front end names alice in podMetadata only: every template gets alice, not the front end
+	obj := `{"spec":{"podMetadata":{"annotations":` + stamp(aliceJSON) + `},"templates":[{"name":"a"},{"name":"b","metadata":{}}]}}`
+	resp, _ := evaluateReq(t, workflow(t, asAirflow, obj, ""), settings)
+	expectObject(t, resp, `{"spec":{"podMetadata":{"annotations":`+stamp(aliceJSON)+`},"templates":[`+
+		`{"metadata":{"annotations":`+stamp(aliceJSON)+`},"name":"a"},{"name":"b","metadata":{"annotations":`+stamp(aliceJSON)+`}}]}}`)
+	// values that differ are each kept, and the maps without one get the front end's own identity
+	obj = `{"spec":{"podMetadata":{"annotations":` + stamp(aliceJSON) + `},"templates":[{"name":"a","metadata":{"annotations":` +
+		stamp(bobJSON) + `}},{"name":"b"}]}}`
+	resp, _ = evaluateReq(t, workflow(t, asAirflow, obj, ""), settings)
+	airflow := value(`{"user":"airflow","groups":["system:authenticated"]}`)
+	expectObject(t, resp, `{"spec":{"podMetadata":{"annotations":`+stamp(aliceJSON)+`},"templates":[{"name":"a","metadata":{"annotations":`+
+		stamp(bobJSON)+`}},{"metadata":{"annotations":`+stamp(airflow)+`},"name":"b"}]}}`)
+	// on UPDATE, a template added gets the one value too
+	old := `{"spec":{"podMetadata":{"annotations":` + stamp(aliceJSON) + `},"templates":[{"name":"a","metadata":{"annotations":` + stamp(aliceJSON) + `}}]}}`
+	obj = `{"spec":{"podMetadata":{"annotations":` + stamp(aliceJSON) + `},"templates":[{"name":"a","metadata":{"annotations":` + stamp(aliceJSON) + `}},{"name":"b"}]}}`
+	resp, _ = evaluateReq(t, workflow(t, asAirflow, obj, old), settings)
+	expectObject(t, resp, `{"spec":{"podMetadata":{"annotations":`+stamp(aliceJSON)+`},"templates":[{"name":"a","metadata":{"annotations":`+
+		stamp(aliceJSON)+`}},{"metadata":{"annotations":`+stamp(aliceJSON)+`},"name":"b"}]}}`)
+	// an untrusted requester's one value is not copied: bob's own identity is stamped
+	obj = `{"spec":{"podMetadata":{"annotations":` + stamp(aliceJSON) + `},"templates":[{"name":"a"}]}}`
+	resp, _ = evaluateReq(t, workflow(t, asBob, obj, ""), settings)
+	expectObject(t, resp, `{"spec":{"podMetadata":{"annotations":`+stamp(bobJSON)+`},"templates":[{"metadata":{"annotations":`+stamp(bobJSON)+`},"name":"a"}]}}`)
+}

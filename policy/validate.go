@@ -217,9 +217,11 @@ func (e *evaluation) trusted() bool {
 }
 
 func (e *evaluation) isTrusted() bool {
-	if e.settings.BypassControllers && e.systemUser() {
-		return true
-	}
+	return e.settings.BypassControllers && e.systemUser() || e.external()
+}
+
+// external reports a trusted external: bypassAuth on and the username or a group allow-listed.
+func (e *evaluation) external() bool {
 	if !e.settings.BypassAuth {
 		return false
 	}
