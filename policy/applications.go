@@ -139,13 +139,3 @@ func orNone(id string) string {
 	}
 	return id
 }
-
-// taskGroupsRefusal applies rule 15 to a task-groups annotation an untrusted requester sends: refused when
-// it names the user.info annotation and is new or changed (was is the old value, absent when there is none
-// or it cannot be told).
-func taskGroupsRefusal(value, was gjson.Result) string {
-	if value.Type == gjson.String && !sameEntry(was, value) && namesAnnotation(value.Str) {
-		return TaskGroupsRefusal
-	}
-	return ""
-}

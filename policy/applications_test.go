@@ -114,36 +114,6 @@ func TestRule14_DuplicateOrNonStringSourcesAreBadInput(t *testing.T) {
 	expectRejected(t, resp, "request.namespace occurs more than once")
 }
 
-func TestRule15_BuiltInKindsTaskGroupsNamingTheAnnotationAreRefused(t *testing.T) {
-	forged := `[{"name":"tg","minMember":2,"annotations":{"yunikorn.apache.org\/user.info":"{\"user\":\"alice\"}"}}]`
-	for _, fx := range []struct{ name, kind string }{{"pod-create-alice", "Pod"}, {"job-create-alice", "Job"}} {
-		req := fixture(t, fx.name)
-		setEntry(object(req, "object"), fx.kind, "annotations", TaskGroupsKey, forged)
-		for _, settings := range []string{"", rejectSettings} {
-			resp, _ := evaluateReq(t, req, settings)
-			expectRejected(t, resp, TaskGroupsRefusal)
-		}
-		setEntry(object(req, "object"), fx.kind, "annotations", TaskGroupsKey, `[{"name":"tg","minMember":2,"annotations":{"a":"b"}}]`)
-		if resp, _ := evaluateReq(t, req, ""); !resp.Accepted {
-			t.Fatalf("%s: %+v", fx.name, resp)
-		}
-	}
-	// on a Pod's UPDATE, a new value is checked, an unchanged one is not
-	req := fixture(t, "pod-update-status")
-	setEntry(object(req, "object"), "Pod", "annotations", TaskGroupsKey, forged)
-	resp, _ := evaluateReq(t, req, "")
-	expectRejected(t, resp, TaskGroupsRefusal)
-	setEntry(object(req, "oldObject"), "Pod", "annotations", TaskGroupsKey, forged)
-	resp, _ = evaluateReq(t, req, "")
-	expectAccepted(t, resp)
-	// the scheduler's placeholders, created by a trusted account, pass
-	req = fixture(t, "pod-create-replicaset-controller")
-	setEntry(object(req, "object"), "Pod", "annotations", TaskGroupsKey, forged)
-	if resp, _ := evaluateReq(t, req, ""); !resp.Accepted {
-		t.Fatalf("trusted: %+v", resp)
-	}
-}
-
 func TestRule14_BothReadingsOfTheIDAreChecked(t *testing.T) {
 	// YuniKorn 1.8 reads the label first (its own application), 1.4 knows no such label and reads the
 	// annotation (another namespace's generated one): the pod would join that one under 1.4.

@@ -131,8 +131,11 @@ func (e *evaluation) guard(now, was *maps) (decision, bool) {
 				case strings.Contains(l.key, "{{"):
 					refusal = TemplateKeyRefusal(now.guardKey(g), l.key)
 					return false
-				case l.isString && strings.HasSuffix(l.key, TaskGroupsKey) && namesAnnotation(l.text):
-					why = TaskGroupsRefusal
+				case l.isString && strings.HasSuffix(l.key, TaskGroupsKey):
+					tg := readTaskGroups(l.text, e.settings.LegacyUserLabel)
+					if why = tg.refusal(false); why == "" {
+						return true
+					}
 				case strings.Contains(l.key, AnnotationKey) || l.isString && strings.Contains(l.text, AnnotationKey):
 					why = GuardRefusal(now.guardKey(g), l.key)
 				default:
@@ -176,48 +179,31 @@ func membersOf(x *rawjson.Index, obj gjson.Result) map[string]gjson.Result {
 	return out
 }
 
-// TaskGroupsKey is the annotation YuniKorn's gang scheduling reads task groups from (rule 15).
-const TaskGroupsKey = "yunikorn.apache.org/task-groups"
-
 // checkTargetKeys applies, for an untrusted requester, the rule on the keys of a declared kind's target
-// map and rule 15 to one target (old is its pair on UPDATE, or nil): every key must be a valid annotation key (Argo
-// substitutes "{{...}}" in keys, so an invalid key may become the annotation), and a task-groups value
-// that is new or changed may not name the annotation.
-func (e *evaluation) checkTargetKeys(now *maps, t *cref, was *maps, old *cref) (decision, bool) {
+// map: every key must be a valid annotation key (Argo substitutes "{{...}}" in keys, so an invalid key
+// may become the annotation).
+func (e *evaluation) checkTargetKeys(now *maps, t *cref) (decision, bool) {
 	if e.kind.rules != 0 || !t.m.Exists() || e.trusted() {
 		return decision{}, false // no map yet: no key (and, in the module, no closure made for each of thousands)
 	}
-	return e.checkMapKeys(now, t, was, old)
+	return e.checkMapKeys(now, t)
 }
 
 // checkMapKeys is checkTargetKeys for a target whose map exists.
-func (e *evaluation) checkMapKeys(now *maps, t *cref, was *maps, old *cref) (decision, bool) {
+func (e *evaluation) checkMapKeys(now *maps, t *cref) (decision, bool) {
 	m := t.m.Result(now.doc)
 	if !m.IsObject() {
 		return decision{}, false
 	}
-	var oldMap gjson.Result
-	if old != nil {
-		oldMap = old.m.Result(was.doc)
-	}
 	var refusal string
-	e.req.index.ForEach(m, func(key, value gjson.Result) bool {
-		switch {
-		case labelKeyProblem(strings.ToLower(key.Str)) != "": // the API server's check of annotation keys
+	e.req.index.ForEach(m, func(key, _ gjson.Result) bool {
+		if labelKeyProblem(strings.ToLower(key.Str)) != "" { // the API server's check of annotation keys
 			refusal = InvalidKeyRefusal(now.key(t), key.Str)
-		case key.Str == TaskGroupsKey:
-			var was gjson.Result // a key given twice in the old map: no value to compare with
-			if oldMap.IsObject() {
-				if _, v, dup := e.req.index.Member(oldMap, TaskGroupsKey); !dup {
-					was = v
-				}
-			}
-			refusal = taskGroupsRefusal(value, was)
 		}
 		return refusal == ""
 	})
 	if refusal != "" {
-		e.warn("refused a key of " + now.key(t) + " (custom-resource target keys, rule 15)")
+		e.warn("refused a key of " + now.key(t) + " (custom-resource target keys)")
 		return reject(refusal), true
 	}
 	return decision{}, false

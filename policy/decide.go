@@ -50,7 +50,7 @@ func (e *evaluation) createWith(now *maps) decision {
 	c.oneValueOf(now)
 	for i := range now.targets {
 		t := &now.targets[i]
-		if d, refused := e.checkTargetKeys(now, t, nil, nil); refused {
+		if d, refused := e.checkTargetKeys(now, t); refused {
 			return d
 		}
 		if d, refused := c.asOnCreate(now, t, t.value.Result(now.doc)); refused {
@@ -95,7 +95,7 @@ func (e *evaluation) updateWith(now, was *maps) decision {
 	for i := range now.targets {
 		t := &now.targets[i]
 		before, paired := pairs.find(i, t)
-		if d, refused := e.checkTargetKeys(now, t, was, before); refused {
+		if d, refused := e.checkTargetKeys(now, t); refused {
 			return d
 		}
 		var d decision
@@ -127,8 +127,9 @@ func (e *evaluation) immutable(now, was *maps) decision {
 		e.warn("refused a change of an existing pod's application (rule 14b)")
 		return reject(refusal)
 	}
-	if d, refused := e.refuseIdentity(now, was); refused {
-		return d
+	if refusal := e.podGroups(now, was); refusal != "" {
+		e.warn("refused the task groups of an existing pod (rules 15 and 16)")
+		return reject(refusal)
 	}
 	return accept()
 }
@@ -139,8 +140,8 @@ func labelChanged(now, was *maps, legacyLabel string) bool {
 	return legacyLabel != "" && was.labels != nil && !was.targets[0].value.Exists() && !sameEntry(was.label(), now.label())
 }
 
-// refuseIdentity applies, for an untrusted requester, rule 13 to a declared kind's guard maps and rules 14
-// (not on a Pod's UPDATE) and 15 to a built-in kind's target metadata (was is nil on CREATE). The guard
+// refuseIdentity applies, for an untrusted requester, rules 13 and 15 to a declared kind's guard maps and
+// rule 14 to a built-in kind's target metadata (was is nil on CREATE; not called for a Pod's UPDATE). The guard
 // maps are read only for an untrusted requester; for the target metadata, what would be refused is found
 // first, so that the common request pays for no pattern match.
 func (e *evaluation) refuseIdentity(now, was *maps) (decision, bool) {
@@ -153,21 +154,11 @@ func (e *evaluation) refuseIdentity(now, was *maps) (decision, bool) {
 	if was != nil {
 		old = &was.identity
 	}
-	var refusal string
-	if e.kind.rules != PodRules || was == nil { // a Pod's UPDATE: rule 14b
-		refusal = applicationRefusal(&now.identity, old, e.req.namespace.Str)
-	}
-	if refusal == "" {
-		var tg gjson.Result
-		if old != nil {
-			tg = old.taskGroups
-		}
-		refusal = taskGroupsRefusal(now.identity.taskGroups, tg)
-	}
+	refusal := applicationRefusal(&now.identity, old, e.req.namespace.Str)
 	if refusal == "" || e.trusted() {
 		return decision{}, false
 	}
-	e.warn("refused the pods' application or task groups (rules 14 and 15)")
+	e.warn("refused the pods' application (rule 14)")
 	return reject(refusal), true
 }
 
@@ -196,15 +187,16 @@ func (e *evaluation) place(m *maps, t *cref) string {
 type outcome uint8
 
 const (
-	stamped       outcome = iota // rule 3: the requester's identity written where there was none
-	replaced                     // rule 1: an untrusted value replaced by the requester's identity
-	kept                         // rule 1: a trusted requester's value kept
-	ownIdentity                  // rule 1: the value supplied is the requester's own identity
-	labelKept                    // rule 2: the legacy label stands for the user
-	labelIgnored                 // rule 2: the legacy label did not, and the requester was stamped
-	trustedChange                // rule 7: a trusted requester changed the template's identity
-	restored                     // rule 8: an untrusted change of the annotation undone
-	labelRestored                // rules 8 and 9: an untrusted change of the legacy label alone undone
+	stamped        outcome = iota // rule 3: the requester's identity written where there was none
+	replaced                      // rule 1: an untrusted value replaced by the requester's identity
+	kept                          // rule 1: a trusted requester's value kept
+	ownIdentity                   // rule 1: the value supplied is the requester's own identity
+	labelKept                     // rule 2: the legacy label stands for the user
+	labelIgnored                  // rule 2: the legacy label did not, and the requester was stamped
+	trustedChange                 // rule 7: a trusted requester changed the template's identity
+	restored                      // rule 8: an untrusted change of the annotation undone
+	labelRestored                 // rules 8 and 9: an untrusted change of the legacy label alone undone
+	groupsReplaced                // rule 16: an untrusted value in a task group replaced
 	outcomes
 )
 
@@ -215,6 +207,8 @@ type change struct {
 	edits     edits
 	stamp     *string // the requester's identity as the annotation value, once a supplied one is compared with it
 	stampJSON []rawjson.Part
+	stampText *string // the value stampJSON writes, once rule 16 needs it
+	rewrites  []groupsRewrite
 	n         [outcomes]int
 }
 
@@ -243,7 +237,7 @@ func (c *change) oneValueOf(m *maps) {
 		}
 	}
 	if one.Exists() {
-		c.stampJSON = rawjson.Texts(nil, one.Raw)
+		c.stampJSON, c.stampText = rawjson.Texts(nil, one.Raw), &one.Str
 	}
 }
 
@@ -261,6 +255,7 @@ func (c *change) isStamp(value string) bool {
 // legacy label stands for the user), an untrusted value is replaced, or the request refused.
 func (c *change) asOnCreate(m *maps, t *cref, value gjson.Result) (decision, bool) {
 	e := c.e
+	var carried *string // the target's value in the answer, for rule 16
 	switch {
 	case !value.Exists():
 		if c.labelStands(m) {
@@ -268,20 +263,33 @@ func (c *change) asOnCreate(m *maps, t *cref, value gjson.Result) (decision, boo
 		}
 		c.edits.set(t, AnnotationKey, c.stampJSON)
 		c.n[stamped]++
+		carried = c.stamped()
 	case e.trusted():
 		if problem := CheckSuppliedValue(value.Str); problem != "" {
 			return e.invalidValueIn(e.place(m, t), problem), true
 		}
 		c.n[kept]++
+		carried = &value.Str
 	case c.isStamp(value.Str): // nothing forged, nothing to change
 		c.n[ownIdentity]++
+		carried = &value.Str
 	case e.settings.OnUntrustedAnnotation == ModeReject:
 		return e.kind.voice.refuseSupplied(e, m.key(t)), true
 	default:
 		c.edits.set(t, AnnotationKey, c.stampJSON)
 		c.n[replaced]++
+		carried = c.stamped()
 	}
-	return decision{}, false
+	return c.groups(m, t, carried, gjson.Result{}, gjson.Result{}, false)
+}
+
+// stamped is the value stampJSON writes.
+func (c *change) stamped() *string {
+	if c.stampText == nil {
+		stamp := stampValue(&c.e.who)
+		c.stampText = &stamp
+	}
+	return c.stampText
 }
 
 // labelStands applies rule 2 to a target without the annotation: the legacy label stands for the user
@@ -304,11 +312,12 @@ func (c *change) labelStands(m *maps) bool {
 func (c *change) asOnUpdate(now *maps, t *cref, was *maps, before *cref) (decision, bool) {
 	e := c.e
 	labelChange := labelChanged(now, was, e.settings.LegacyUserLabel)
-	if sameBytes(now.doc, t.value, was.doc, before.value) && !labelChange {
+	if sameBytes(now.doc, t.m, was.doc, before.m) && !labelChange {
 		return decision{}, false // unchanged, byte for byte (a controller's status write): nothing to unescape
 	}
 	value, beforeValue := t.value.Result(now.doc), before.value.Result(was.doc)
 	annotationChange := !sameEntry(beforeValue, value)
+	carried := value // the target's value in the answer, for rule 16
 	switch {
 	case !annotationChange && !labelChange: // rule 6: no mutation, so no rollout is caused
 	case e.trusted(): // rule 7
@@ -324,6 +333,7 @@ func (c *change) asOnUpdate(now *maps, t *cref, was *maps, before *cref) (decisi
 		if annotationChange {
 			c.restore(t, AnnotationKey, beforeValue)
 			c.n[restored]++
+			carried = beforeValue
 		} else {
 			c.n[labelRestored]++
 		}
@@ -331,7 +341,15 @@ func (c *change) asOnUpdate(now *maps, t *cref, was *maps, before *cref) (decisi
 			c.restore(now.labels, e.settings.LegacyUserLabel, was.label())
 		}
 	}
-	return decision{}, false
+	wasGroups, problem := e.taskGroupsOf(was, before)
+	if problem != "" {
+		return badInput(problem), true
+	}
+	var value16 *string
+	if carried.Exists() {
+		value16 = &carried.Str
+	}
+	return c.groups(now, t, value16, wasGroups, beforeValue, true)
 }
 
 // restore puts back key's old value in the map ref names: removed when there was none.
@@ -348,6 +366,29 @@ func (c *change) decision() decision {
 	mutated, problem := c.edits.result()
 	if problem != "" {
 		return badInput(problem)
+	}
+	if !mutated.Changed() {
+		return c.e.kind.voice.tell(c, mutated)
+	}
+	// Bounded answer (docs/rules.md "Cost"): sized before the task groups' text is written.
+	size, written := mutated.Len(), len(c.edits.sets)+len(c.edits.more)
+	for i := range c.rewrites {
+		size += c.rewrites[i].size
+		written += c.rewrites[i].groups - 1
+	}
+	if size > maxObjectBytes {
+		c.e.warn("refused an object too large once stamped (bounded answer)")
+		return reject(TooLargeRefusal(size, written))
+	}
+	if len(c.rewrites) > 0 {
+		for i := range c.rewrites {
+			rw := &c.rewrites[i]
+			_, _, text := rw.stamp(make([]byte, 0, rw.size), func(string) bool { return true })
+			c.edits.sets[rw.set].value = rawjson.Texts(nil, rawjson.Quote(rawjson.View(text)))
+		}
+		if mutated, problem = c.edits.result(); problem != "" {
+			return badInput(problem)
+		}
 	}
 	return c.e.kind.voice.tell(c, mutated)
 }

@@ -44,6 +44,14 @@ func (e *edits) set(ref *cref, key string, valueJSON []rawjson.Part) {
 	e.kept.sets.keep(e.sets)
 }
 
+// replace sets key, whose value old is in the map ref names, to a value given later: it returns the set's
+// index in e.sets, for the caller to fill in its value.
+func (e *edits) replace(ref *cref, key string, old rawjson.Ref) int {
+	e.sets = append(e.sets, setOp{obj: ref.m, old: old, key: key})
+	e.kept.sets.keep(e.sets)
+	return len(e.sets) - 1
+}
+
 // remove deletes key from the map ref names (which holds it).
 func (e *edits) remove(ref *cref, key string) {
 	e.more = append(e.more, rawjson.RemoveMember(e.index, e.doc, ref.m.Result(e.doc), key).Span)

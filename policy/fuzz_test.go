@@ -522,7 +522,8 @@ func FuzzLeaves(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
-		named := namesAnnotation(text)
+		tg := readTaskGroups(text, "")
+		named := tg.notPlain != "" || tg.elsewhere || tg.inGroups
 		if !rawjson.Valid(text) {
 			return
 		}

@@ -1,8 +1,6 @@
 package policy
 
 import (
-	"strings"
-
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 )
 
@@ -83,14 +81,4 @@ func eachLeaf(raw, prefix string, fn func(leaf) bool) {
 			}
 		}
 	}
-}
-
-// namesAnnotation reports whether a task-groups value, read as JSON, holds a key or a string that
-// contains the annotation key (rule 15): YuniKorn copies each task group's annotations onto the
-// placeholder pods it creates under its own account.
-func namesAnnotation(taskGroups string) bool {
-	if !strings.Contains(taskGroups, "user") && !strings.Contains(taskGroups, `\`) {
-		return false // neither the key nor an escape that could spell it
-	}
-	return rawjson.Strings(taskGroups, func(s string) bool { return strings.Contains(s, AnnotationKey) })
 }

@@ -1,5 +1,7 @@
 package policy
 
+import "strconv"
+
 // The messages a request is refused with, one constant or builder per rule (docs/rules.md numbers them).
 // Go tests compare with these; the bats files assert a stable fragment; docs quote them from here.
 
@@ -74,6 +76,24 @@ func Rule14bRefusal(old, id string) string {
 // TaskGroupsRefusal is rule 15's message.
 const TaskGroupsRefusal = "the " + TaskGroupsKey + " annotation sets the " + AnnotationKey +
 	" annotation on placeholder pods: only trusted controllers and allow-listed submitters may"
+
+// TaskGroupsNotPlainRefusal is rule 15's message for a value the policy cannot read as YuniKorn does.
+func TaskGroupsNotPlainRefusal(what string) string {
+	return "the " + TaskGroupsKey + " annotation is not plain JSON task groups: " + what
+}
+
+// TaskGroupsKeyRefusal is rule 15's message for an application-ID key or the legacy label in a task group.
+func TaskGroupsKeyRefusal(key string) string {
+	return "the " + TaskGroupsKey + " annotation sets " + key +
+		" on placeholder pods: only trusted controllers and allow-listed submitters may"
+}
+
+// TooLargeRefusal is the bounded answer's message: the object would be size bytes once stamped, written
+// being the annotation maps and task groups written.
+func TooLargeRefusal(size, written int) string {
+	return "the object would be " + strconv.Itoa(size) + " bytes once stamped (" + strconv.Itoa(written) +
+		" annotation maps and task groups), more than the 3 MiB the API server accepts"
+}
 
 // InvalidValueRefusal is the message when a trusted requester's value (rules 1, 7, 11 and 12) is not valid, in where.
 func InvalidValueRefusal(where, problem string) string {

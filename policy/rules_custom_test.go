@@ -3,8 +3,6 @@ package policy
 import (
 	"strings"
 	"testing"
-
-	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 )
 
 // The revision of rules 11-13 (path syntax, targets, keys of a target map, structured guard entries) and
@@ -153,43 +151,6 @@ func TestRule13_TemplateKeysAreRefused(t *testing.T) {
 	inline := `{"spec":{"templates":[{"name":"s","steps":[[{"name":"x","inline":{"metadata":{"annotations":{"a":"` + AnnotationKey + `"}}}}]]}]}}`
 	resp, _ = evaluateReq(t, customRequest(t, "argoproj.io", "WorkflowTemplate", asAlice, inline, ""), argoWorkflowSettings)
 	expectRejected(t, resp, GuardRefusal("spec.templates[0].steps[0][0].inline.metadata.annotations", "a"))
-}
-
-func TestRule15_TaskGroupsNamingTheAnnotationAreRefused(t *testing.T) {
-	groups := func(annotations string) string {
-		return rawjson.Quote(`[{"name":"tg","minMember":1,"annotations":` + annotations + `}]`)
-	}
-	for _, tg := range []string{
-		groups(`{"` + AnnotationKey + `":"{\"user\":\"alice\"}"}`),
-		groups(`{"yunikorn.apache.org\/user.info":"x"}`),
-		groups(`{"yunikorn.apache.org\u002fuser.info":"x"}`),
-		rawjson.Quote(`[{"name":"x","labels":{"a":"yunikorn.apache.org/user.info"}}]`),
-	} {
-		// in a target map
-		obj := `{"spec":{"driver":{"annotations":{"` + TaskGroupsKey + `":` + tg + `}}}}`
-		resp, _ := evaluateReq(t, sparkApp(t, asBob, obj, ""), sparkSettings)
-		expectRejected(t, resp, TaskGroupsRefusal)
-		// unchanged on UPDATE: accepted
-		resp, _ = evaluateReq(t, sparkApp(t, asBob, obj, obj), sparkSettings)
-		expectAccepted(t, resp)
-		// in sparkConf, where the inner JSON escapes its slash
-		conf := `{"spec":{"sparkConf":{"spark.kubernetes.driver.annotation.` + TaskGroupsKey + `":` + tg + `}}}`
-		resp, _ = evaluateReq(t, sparkApp(t, asBob, conf, ""), sparkSettings)
-		expectRejected(t, resp, TaskGroupsRefusal)
-		// a trusted requester may
-		resp, _ = evaluateReq(t, sparkApp(t, asAirflow, obj, ""), `{"bypassAuth":true,"externalUsers":["^airflow$"],`+sparkSettings[1:])
-		if !resp.Accepted {
-			t.Fatalf("trusted: %+v", resp)
-		}
-	}
-	// ordinary task groups, and text that is not JSON, pass
-	for _, tg := range []string{groups(`{"a":"b"}`), rawjson.Quote("not json"), rawjson.Quote(`{"user": `)} {
-		obj := `{"spec":{"driver":{"annotations":{"` + TaskGroupsKey + `":` + tg + `}}}}`
-		resp, _ := evaluateReq(t, sparkApp(t, asBob, obj, ""), sparkSettings)
-		if !resp.Accepted {
-			t.Fatalf("%s: %+v", tg, resp)
-		}
-	}
 }
 
 func TestLeaves_DeepNestingIsReadWithoutRecursion(t *testing.T) {

@@ -81,6 +81,12 @@ func (builtinVoice) tell(c *change, mutated rawjson.Edit) decision {
 		e.warn("restored " + what + " in a pod template (rule 8)")
 		d.warnings = []string{restoredWarning(name, e.kind.where)}
 	}
+	if c.n[groupsReplaced] > 0 {
+		e.warn("replaced an untrusted " + AnnotationKey + " value in the task groups by the pod's (rule 16)")
+		if d.warnings == nil { // one warning a request
+			d.warnings = []string{groupsReplacedWarning}
+		}
+	}
 	return d
 }
 
@@ -104,7 +110,7 @@ func (declaredVoice) refuseChange(e *evaluation, key string, _ bool) decision {
 // tell gives one warning for every map whose untrusted value was replaced or restored.
 func (declaredVoice) tell(c *change, mutated rawjson.Edit) decision {
 	d := decision{accepted: true, mutated: mutated}
-	if w := customWarning(c.n[replaced], c.n[restored]); w != "" {
+	if w := customWarning(c.n[replaced]+c.n[groupsReplaced], c.n[restored]); w != "" {
 		c.e.warn(w)
 		d.warnings = []string{w}
 	}

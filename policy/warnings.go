@@ -32,3 +32,6 @@ func deprecatedLabelWarning(label string) string {
 	return fit("the "+label+" label is deprecated: set the "+AnnotationKey+" annotation instead",
 		"the legacy user label is deprecated: set the "+AnnotationKey+" annotation instead")
 }
+
+// groupsReplacedWarning: rule 16, an untrusted value in the task groups replaced by the pod's.
+const groupsReplacedWarning = AnnotationKey + " in the task groups replaced by the pod's: do not set it"

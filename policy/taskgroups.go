@@ -1,0 +1,426 @@
+package policy
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
+)
+
+// Rules 15 and 16: YuniKorn's gang scheduling makes placeholder pods from the task groups in a pod's
+// task-groups annotation, copying each group's annotations and labels onto them. Task groups are read
+// strictly here (docs/rules.md "Task groups"), because YuniKorn's decoder is lenient: a value the policy
+// cannot read the way YuniKorn does is refused, never stamped.
+
+// TaskGroupsKey is the annotation YuniKorn's gang scheduling reads task groups from.
+const TaskGroupsKey = "yunikorn.apache.org/task-groups"
+
+// maxTaskGroupsDepth bounds how deep a task-groups value may nest; deeper is not plain.
+const maxTaskGroupsDepth = 32
+
+// taskGroups is a task-groups annotation value as read by readTaskGroups.
+type taskGroups struct {
+	text      string // the annotation's value: JSON text
+	notPlain  string // why the value is not plain JSON task groups; "" when it is
+	elsewhere bool   // user.info as a key or in a string anywhere but as a key of a group's annotations
+	inGroups  bool   // user.info as a key of some group's annotations
+	setsKey   string // an application-ID key or the legacy label in a group's annotations or labels
+	groups    bool   // a plain array with an object in it: rule 16 stamps it
+}
+
+// readTaskGroups reads a task-groups value; legacyLabel is "" when legacy handling is off.
+func readTaskGroups(text, legacyLabel string) taskGroups {
+	tg := taskGroups{text: text}
+	switch {
+	case !utf8.ValidString(text):
+		tg.notPlain = "it is not valid UTF-8"
+	case !rawjson.Valid(text):
+		tg.notPlain = "it is not valid JSON"
+	case hasLoneSurrogate(text):
+		tg.notPlain = "it holds a lone surrogate escape"
+	}
+	if tg.notPlain != "" {
+		return tg
+	}
+	r := groupsReader{tg: &tg, legacyLabel: legacyLabel}
+	root := gjson.Parse(text)
+	if !root.IsArray() {
+		r.value(root, 0)
+		return tg
+	}
+	root.ForEach(func(_, element gjson.Result) bool {
+		if element.IsObject() {
+			tg.groups = true
+			r.group(element)
+		} else {
+			r.value(element, 1)
+		}
+		return tg.notPlain == ""
+	})
+	return tg
+}
+
+// refusal is rule 15's message for an untrusted requester's value, or ""; carries says whether the
+// target map carries a user.info value in the resulting object (false for a guard leaf's value).
+func (tg *taskGroups) refusal(carries bool) string {
+	switch {
+	case tg.notPlain != "":
+		return TaskGroupsNotPlainRefusal(tg.notPlain)
+	case tg.elsewhere || tg.inGroups && !carries:
+		return TaskGroupsRefusal
+	case tg.setsKey != "":
+		return TaskGroupsKeyRefusal(tg.setsKey)
+	}
+	return ""
+}
+
+// groupsReader checks what makes a value plain, and notes what rule 15 looks for, as it reads.
+type groupsReader struct {
+	tg          *taskGroups
+	legacyLabel string
+	keys        []string // a container's keys, for the duplicate check
+}
+
+// group reads one task group: annotations and labels must be spelled exactly and hold only strings.
+func (r *groupsReader) group(g gjson.Result) {
+	if !r.unique(g) {
+		return
+	}
+	g.ForEach(func(key, value gjson.Result) bool {
+		switch {
+		case key.Str == "annotations" || key.Str == "labels":
+			r.stringMap(value, key.Str == "annotations")
+		case strings.EqualFold(key.Str, "annotations"):
+			r.tg.notPlain = "a task group has the member " + quote(key.Str) + ", which YuniKorn reads as annotations"
+		case strings.EqualFold(key.Str, "labels"):
+			r.tg.notPlain = "a task group has the member " + quote(key.Str) + ", which YuniKorn reads as labels"
+		default:
+			r.text(key.Str)
+			r.value(value, 2)
+		}
+		return r.tg.notPlain == ""
+	})
+}
+
+// stringMap reads a group's annotations or labels: null, or an object of strings.
+func (r *groupsReader) stringMap(m gjson.Result, annotations bool) {
+	if m.Type == gjson.Null {
+		return
+	}
+	if !m.IsObject() {
+		r.tg.notPlain = "a task group's annotations and labels must be objects of strings"
+		return
+	}
+	if !r.unique(m) {
+		return
+	}
+	m.ForEach(func(key, value gjson.Result) bool {
+		if value.Type != gjson.String {
+			r.tg.notPlain = "a task group's annotations and labels must be objects of strings"
+			return false
+		}
+		switch {
+		case key.Str == AnnotationKey && annotations:
+			r.tg.inGroups = true
+		case isApplicationIDKey(key.Str) || key.Str == r.legacyLabel && r.legacyLabel != "":
+			r.tg.setsKey = key.Str
+		default:
+			r.text(key.Str)
+		}
+		r.text(value.Str)
+		return true
+	})
+}
+
+// value reads any other value, depth containers deep.
+func (r *groupsReader) value(v gjson.Result, depth int) {
+	switch {
+	case depth > maxTaskGroupsDepth:
+		r.tg.notPlain = "it nests more than " + strconv.Itoa(maxTaskGroupsDepth) + " levels deep"
+	case v.Type == gjson.String:
+		r.text(v.Str)
+	case v.IsObject() && !r.unique(v):
+	case v.IsObject() || v.IsArray():
+		v.ForEach(func(key, value gjson.Result) bool {
+			if key.Type == gjson.String {
+				r.text(key.Str)
+			}
+			r.value(value, depth+1)
+			return r.tg.notPlain == ""
+		})
+	}
+}
+
+// text notes a key or a string that names the user.info annotation.
+func (r *groupsReader) text(s string) {
+	if strings.Contains(s, AnnotationKey) {
+		r.tg.elsewhere = true
+	}
+}
+
+// unique reports whether the object has no member twice (keys compared after unescaping).
+func (r *groupsReader) unique(obj gjson.Result) bool {
+	r.keys = r.keys[:0]
+	obj.ForEach(func(key, _ gjson.Result) bool {
+		r.keys = append(r.keys, key.Str)
+		return true
+	})
+	if len(r.keys) > 8 {
+		seen := make(map[string]struct{}, len(r.keys))
+		for _, k := range r.keys {
+			if _, dup := seen[k]; dup {
+				r.tg.notPlain = "an object has the member " + quote(k) + " more than once"
+				return false
+			}
+			seen[k] = struct{}{}
+		}
+		return true
+	}
+	for i, k := range r.keys {
+		for _, other := range r.keys[:i] {
+			if k == other {
+				r.tg.notPlain = "an object has the member " + quote(k) + " more than once"
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// isApplicationIDKey reports one of the keys YuniKorn reads a pod's application from (rule 14).
+func isApplicationIDKey(key string) bool {
+	return key == appIDKey || key == applicationIDKey || key == sparkAppSelector
+}
+
+// hasLoneSurrogate reports whether valid JSON text escapes half of a surrogate pair on its own.
+func hasLoneSurrogate(text string) bool {
+	high := false // the escape before was a high surrogate, waiting for its pair
+	for i := 0; i < len(text); i++ {
+		if text[i] != '\\' {
+			if high {
+				return true
+			}
+			continue
+		}
+		i++
+		if text[i] != 'u' {
+			if high {
+				return true
+			}
+			continue
+		}
+		u := hex4(text[i+1 : i+5])
+		i += 4
+		switch {
+		case u >= 0xD800 && u < 0xDC00:
+			if high {
+				return true
+			}
+			high = true
+		case u >= 0xDC00 && u < 0xE000:
+			if !high {
+				return true
+			}
+			high = false
+		default:
+			if high {
+				return true
+			}
+		}
+	}
+	return high
+}
+
+func hex4(s string) int {
+	n := 0
+	for i := range 4 {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		default:
+			c -= 'A' - 10
+		}
+		n = n<<4 | int(c)
+	}
+	return n
+}
+
+func quote(s string) string { return rawjson.Quote(s) }
+
+// maxObjectBytes is the largest object the API server accepts; a larger answer is refused (docs/rules.md "Cost").
+const maxObjectBytes = 3 << 20
+
+// groupsRewrite is one target's task-groups value to be written again with its groups stamped (rule 16).
+type groupsRewrite struct {
+	set    int    // its edit in the change's sets, whose value is written once the size is known
+	text   string // the value as read
+	value  string // the user.info value each group gets
+	over   bool   // a group's different value is overwritten (not kept)
+	size   int    // the rewritten value's length as a JSON string
+	groups int    // how many groups are written
+}
+
+// taskGroupsOf is a target's task-groups value (absent when it has none, or it is not a string).
+func (e *evaluation) taskGroupsOf(m *maps, t *cref) (gjson.Result, string) {
+	if m.labels != nil {
+		return m.identity.taskGroups, ""
+	}
+	obj := t.m.Result(m.doc)
+	if !obj.IsObject() {
+		return gjson.Result{}, ""
+	}
+	v, dup := e.req.index.Child(obj, TaskGroupsKey)
+	if dup {
+		return v, duplicateKey(m.key(t), TaskGroupsKey)
+	}
+	if v.Type != gjson.String {
+		return gjson.Result{}, ""
+	}
+	return v, ""
+}
+
+// groups applies rules 15 and 16 to one target of a CREATE or a workload's or declared kind's UPDATE:
+// carried is its user.info value in the resulting object (nil when it carries none), wasGroups and
+// wasValue the old task-groups and user.info values (absent on CREATE and for a new target).
+func (c *change) groups(m *maps, t *cref, carried *string, wasGroups, wasValue gjson.Result, paired bool) (decision, bool) {
+	e := c.e
+	now, problem := e.taskGroupsOf(m, t)
+	if problem != "" {
+		return badInput(problem), true
+	}
+	if !now.Exists() {
+		return decision{}, false
+	}
+	groupsNew := !paired || !sameEntry(wasGroups, now)
+	valueNew := !paired || carried == nil || !wasValue.Exists() || wasValue.Str != *carried
+	if !groupsNew && !valueNew {
+		return decision{}, false
+	}
+	tg := readTaskGroups(now.Str, e.settings.LegacyUserLabel)
+	if groupsNew && !e.trusted() {
+		if refusal := tg.refusal(carried != nil); refusal != "" {
+			e.warn("refused the task groups of " + e.place(m, t) + " (rule 15)")
+			return reject(refusal), true
+		}
+	}
+	if carried == nil || !tg.groups || tg.notPlain != "" {
+		return decision{}, false
+	}
+	rw := groupsRewrite{text: tg.text, value: *carried, over: !e.trusted()}
+	var refusal string
+	rw.size, rw.groups, _ = rw.stamp(nil, func(old string) bool {
+		switch {
+		case !e.trusted() && e.settings.OnUntrustedAnnotation == ModeReject:
+			refusal = TaskGroupsRefusal
+		case e.trusted():
+			if problem := CheckSuppliedValue(old); problem != "" {
+				refusal = InvalidValueRefusal(e.place(m, t)+"'s task groups", problem)
+			}
+		default:
+			c.n[groupsReplaced]++
+		}
+		return refusal == ""
+	})
+	if refusal != "" {
+		e.warn("refused a user.info value in the task groups of " + e.place(m, t) + " (rule 16)")
+		return reject(refusal), true
+	}
+	if rw.groups > 0 {
+		rw.set = c.edits.replace(t, TaskGroupsKey, rawjson.RefOf(now))
+		c.rewrites = append(c.rewrites, rw)
+	}
+	return decision{}, false
+}
+
+// podGroups applies rules 15 and 16 to a Pod's UPDATE: nothing is rewritten, and an untrusted requester's
+// new or changed task groups must each carry exactly the pod's own user.info value.
+func (e *evaluation) podGroups(now, was *maps) string {
+	value, old := now.identity.taskGroups, was.identity.taskGroups
+	if !value.Exists() || sameEntry(old, value) || e.trusted() {
+		return ""
+	}
+	own := now.targets[0].value.Result(now.doc)
+	tg := readTaskGroups(value.Str, e.settings.LegacyUserLabel)
+	if refusal := tg.refusal(own.Exists()); refusal != "" || !tg.groups {
+		return refusal
+	}
+	if !own.Exists() {
+		return "" // no group may carry a value then, which the refusal checked
+	}
+	differs := false
+	rw := groupsRewrite{text: tg.text, value: own.Str}
+	if _, n, _ := rw.stamp(nil, func(string) bool { differs = true; return false }); n > 0 || differs {
+		return TaskGroupsRefusal
+	}
+	return ""
+}
+
+// stamp walks the groups of a plain array of task groups and writes the user.info value into each that
+// does not carry it (over a different value only when rw.over, and when differs agrees). With out nil it
+// only counts; otherwise it appends the rewritten text to out. It returns the rewritten value's length as
+// a JSON string and how many groups it writes.
+func (rw *groupsRewrite) stamp(out []byte, differs func(old string) bool) (size, groups int, _ []byte) {
+	entry := quote(AnnotationKey) + ":" + quote(rw.value)
+	value := quote(rw.value)
+	pieces := [...]string{`"annotations":{` + entry + `}`, `"annotations":{` + entry + `},`, "{" + entry + "}", entry, entry + ",", value}
+	var lens [len(pieces)]int
+	for i, p := range pieces {
+		lens[i] = quotedLen(p)
+	}
+	size = quotedLen(rw.text)
+	from := 0
+	write := func(start, end, piece, removed int) {
+		groups++
+		size += lens[piece] - removed
+		if out != nil {
+			out = append(append(out, rw.text[from:start]...), pieces[piece]...)
+		}
+		from = end
+	}
+	gjson.Parse(rw.text).ForEach(func(_, g gjson.Result) bool {
+		if !g.IsObject() {
+			return true
+		}
+		_, annotations, _ := rawjson.MemberOf(g, "annotations")
+		switch {
+		case !annotations.Exists():
+			at := rawjson.OffsetIn(rw.text, g.Raw) + 1
+			write(at, at, 0+commaAfter(g), 0)
+		case annotations.Type == gjson.Null:
+			at := rawjson.OffsetIn(rw.text, annotations.Raw)
+			write(at, at+len(annotations.Raw), 2, len("null"))
+		default:
+			_, v, _ := rawjson.MemberOf(annotations, AnnotationKey)
+			switch {
+			case !v.Exists():
+				at := rawjson.OffsetIn(rw.text, annotations.Raw) + 1
+				write(at, at, 3+commaAfter(annotations), 0)
+			case v.Str != rw.value && differs(v.Str) && rw.over:
+				at := rawjson.OffsetIn(rw.text, v.Raw)
+				write(at, at+len(v.Raw), 5, quotedLen(v.Raw))
+			}
+		}
+		return true
+	})
+	if out != nil {
+		out = append(out, rw.text[from:]...)
+	}
+	return size + 2, groups, out
+}
+
+// commaAfter is 1 when a member inserted first in obj needs a comma after it (obj has members), else 0.
+func commaAfter(obj gjson.Result) int {
+	if strings.TrimSpace(obj.Raw[1:len(obj.Raw)-1]) == "" {
+		return 0
+	}
+	return 1
+}
+
+// quotedLen is the length of s written inside a JSON string as rawjson.Quote writes it, quotes left out.
+func quotedLen(s string) int { return len(rawjson.Quote(s)) - 2 }
