@@ -359,14 +359,31 @@ load e2e-helpers
   allowed true
 }
 
-@test "refuses task groups that set the annotation on the scheduler's placeholder pods (rule 15)" {
-  for settings in '{}' "$REJECT"; do
-    evaluate "$R/pod-create-bob-task-groups.json" "$settings"
-    rejected_with "the yunikorn.apache.org/task-groups annotation sets the yunikorn.apache.org/user.info annotation on placeholder pods: only trusted controllers and allow-listed submitters may"
-  done
-  edit pod-create-bob-task-groups '.object.metadata.annotations["yunikorn.apache.org/task-groups"] = "[{\"name\":\"tg\",\"minMember\":2}]"'
-  evaluate "$REQ"
+@test "writes the pod's identity into every task group, replacing another user's (rule 16)" {
+  evaluate "$R/pod-create-bob-task-groups.json"
   allowed true
+  [ "$(warnings)" = "$ANN in the task groups replaced by the pod's: do not set it" ]
+  # the task groups as YuniKorn reads them: each group's annotations carry bob, the rest is kept
+  groups="$(patch | jq -r '.[] | select(.path == "/metadata/annotations/yunikorn.apache.org~1task-groups") | .value')"
+  [ "$(jq -r '.[0].annotations["yunikorn.apache.org/user.info"]' <<<"$groups")" = "$BOB" ]
+  [ "$(jq -c '.[0].minResource' <<<"$groups")" = '{"cpu":"1"}' ]
+  evaluate "$R/pod-create-bob-task-groups.json" "$REJECT"
+  rejected_with "the yunikorn.apache.org/task-groups annotation sets the yunikorn.apache.org/user.info annotation on placeholder pods: only trusted controllers and allow-listed submitters may"
+}
+
+@test "refuses task groups that set the annotation anywhere else, or that YuniKorn could read otherwise (rule 15)" {
+  edit pod-create-bob-task-groups '.object.metadata.annotations["yunikorn.apache.org/task-groups"] = "[{\"name\":\"tg\",\"labels\":{\"yunikorn.apache.org/user.info\":\"x\"}}]"'
+  evaluate "$REQ"
+  rejected_with "the yunikorn.apache.org/task-groups annotation sets the yunikorn.apache.org/user.info annotation on placeholder pods"
+  edit pod-create-bob-task-groups '.object.metadata.annotations["yunikorn.apache.org/task-groups"] = "[{\"name\":\"tg\",\"ANNOTATIONS\":{}}]"'
+  evaluate "$REQ"
+  rejected_with "the yunikorn.apache.org/task-groups annotation is not plain JSON task groups: a task group has the member \"ANNOTATIONS\", which YuniKorn reads as annotations"
+}
+
+@test "refuses an untrusted change of a pod's application (rule 14b)" {
+  edit pod-update-status '.userInfo = {"username":"bob","groups":["qa"]} | .object.metadata.labels.applicationId = "alice-app"'
+  evaluate "$REQ"
+  rejected_with "the application of a pod cannot change once the pod exists: analytics-0042 to alice-app"
 }
 
 # ------------------------------------------------------------------------------------------- Binding
@@ -731,4 +748,21 @@ S=testdata/settings
     echo "$f: $output"
     [ "$status" -eq 0 ]
   done
+}
+
+@test "a trusted external that names the user in one map gets that user in every map (rule 11)" {
+  edit workflow-create-alice '.userInfo = {"username":"airflow","groups":["system:authenticated"]}
+    | .object.spec.podMetadata = {"annotations":{"yunikorn.apache.org/user.info":"{\"user\":\"alice\"}"}}'
+  evaluate "$REQ" "$(jq -c '. + {"bypassAuth":true,"externalUsers":["^airflow$"]}' $S/argo-workflows.json)"
+  allowed true
+  [ "$(stamped /spec/templates/0/metadata)" = '{"user":"alice"}' ]
+  [ "$(patch | jq '[.[] | select(.value | tostring | contains("airflow"))] | length')" = 0 ]
+}
+
+@test "refuses an object that would be larger than 3 MiB once stamped (Cost)" {
+  # 1,000 task groups, each stamped with a requester of 100 long group names: about 5 MB once stamped
+  edit pod-create-bob-task-groups '.userInfo.groups = [range(100) | "group-\(.)-" + ("x" * 40)]
+    | .object.metadata.annotations["yunikorn.apache.org/task-groups"] = ([range(1000) | {}] | tojson)'
+  evaluate "$REQ"
+  rejected_with "bytes once stamped (1001 annotation maps and task groups), more than the 3 MiB the API server accepts"
 }
