@@ -24,6 +24,7 @@ const maxTaskGroupsDepth = 32
 // taskGroups is a task-groups annotation value as read by readTaskGroups.
 type taskGroups struct {
 	text      string // the annotation's value: JSON text
+	x         *rawjson.Index
 	notPlain  string // why the value is not plain JSON task groups; "" when it is
 	elsewhere bool   // user.info as a key or in a string anywhere but as a key of a group's annotations
 	inGroups  bool   // user.info as a key of some group's annotations
@@ -34,6 +35,7 @@ type taskGroups struct {
 // readTaskGroups reads a task-groups value; legacyLabel is "" when legacy handling is off.
 func readTaskGroups(text, legacyLabel string) taskGroups {
 	tg := taskGroups{text: text}
+	var x *rawjson.Index
 	switch {
 	case !utf8.ValidString(text):
 		tg.notPlain = "it is not valid UTF-8"
@@ -41,26 +43,32 @@ func readTaskGroups(text, legacyLabel string) taskGroups {
 		tg.notPlain = "it is not valid JSON"
 	case hasLoneSurrogate(text):
 		tg.notPlain = "it holds a lone surrogate escape"
+	default:
+		x = rawjson.Parse(text)
 	}
 	if tg.notPlain != "" {
 		return tg
 	}
-	r := groupsReader{tg: &tg, legacyLabel: legacyLabel}
-	root := gjson.Parse(text)
-	if !root.IsArray() {
-		r.value(root, 0)
+	tg.x = x
+	r := groupsReader{tg: &tg, x: x, legacyLabel: legacyLabel}
+	if strings.TrimLeft(text, " \t\r\n")[0] != '[' {
+		r.value(gjson.Parse(text), 0)
 		return tg
 	}
-	root.ForEach(func(_, element gjson.Result) bool {
+	it, _ := x.Members(rawjson.Root(text))
+	for {
+		var element gjson.Result
+		var more bool
+		if it, _, element, more = it.Next(); !more || tg.notPlain != "" {
+			return tg
+		}
 		if element.IsObject() {
 			tg.groups = true
 			r.group(element)
 		} else {
 			r.value(element, 1)
 		}
-		return tg.notPlain == ""
-	})
-	return tg
+	}
 }
 
 // refusal is rule 15's message for an untrusted requester's value, or ""; carries says whether the
@@ -80,6 +88,7 @@ func (tg *taskGroups) refusal(carries bool) string {
 // groupsReader checks what makes a value plain, and notes what rule 15 looks for, as it reads.
 type groupsReader struct {
 	tg          *taskGroups
+	x           *rawjson.Index
 	legacyLabel string
 	keys        []string // a container's keys, for the duplicate check
 }
@@ -89,7 +98,13 @@ func (r *groupsReader) group(g gjson.Result) {
 	if !r.unique(g) {
 		return
 	}
-	g.ForEach(func(key, value gjson.Result) bool {
+	it, _ := r.x.Members(g)
+	for r.tg.notPlain == "" {
+		var key, value gjson.Result
+		var more bool
+		if it, key, value, more = it.Next(); !more {
+			return
+		}
 		switch {
 		case key.Str == "annotations" || key.Str == "labels":
 			r.stringMap(value, key.Str == "annotations")
@@ -101,8 +116,7 @@ func (r *groupsReader) group(g gjson.Result) {
 			r.text(key.Str)
 			r.value(value, 2)
 		}
-		return r.tg.notPlain == ""
-	})
+	}
 }
 
 // stringMap reads a group's annotations or labels: null, or an object of strings.
@@ -117,10 +131,16 @@ func (r *groupsReader) stringMap(m gjson.Result, annotations bool) {
 	if !r.unique(m) {
 		return
 	}
-	m.ForEach(func(key, value gjson.Result) bool {
+	it, _ := r.x.Members(m)
+	for {
+		var key, value gjson.Result
+		var more bool
+		if it, key, value, more = it.Next(); !more {
+			return
+		}
 		if value.Type != gjson.String {
 			r.tg.notPlain = "a task group's annotations and labels must be objects of strings"
-			return false
+			return
 		}
 		switch {
 		case key.Str == AnnotationKey && annotations:
@@ -131,8 +151,7 @@ func (r *groupsReader) stringMap(m gjson.Result, annotations bool) {
 			r.text(key.Str)
 		}
 		r.text(value.Str)
-		return true
-	})
+	}
 }
 
 // value reads any other value, depth containers deep.
@@ -140,17 +159,22 @@ func (r *groupsReader) value(v gjson.Result, depth int) {
 	switch {
 	case depth > maxTaskGroupsDepth:
 		r.tg.notPlain = "it nests more than " + strconv.Itoa(maxTaskGroupsDepth) + " levels deep"
+		return
 	case v.Type == gjson.String:
 		r.text(v.Str)
+		return
 	case v.IsObject() && !r.unique(v):
-	case v.IsObject() || v.IsArray():
-		v.ForEach(func(key, value gjson.Result) bool {
+		return
+	}
+	it, ok := r.x.Members(v)
+	for ok && r.tg.notPlain == "" {
+		var key, value gjson.Result
+		if it, key, value, ok = it.Next(); ok {
 			if key.Type == gjson.String {
 				r.text(key.Str)
 			}
 			r.value(value, depth+1)
-			return r.tg.notPlain == ""
-		})
+		}
 	}
 }
 
@@ -164,10 +188,15 @@ func (r *groupsReader) text(s string) {
 // unique reports whether the object has no member twice (keys compared after unescaping).
 func (r *groupsReader) unique(obj gjson.Result) bool {
 	r.keys = r.keys[:0]
-	obj.ForEach(func(key, _ gjson.Result) bool {
+	it, _ := r.x.Members(obj)
+	for {
+		var key gjson.Result
+		var more bool
+		if it, key, _, more = it.Next(); !more {
+			break
+		}
 		r.keys = append(r.keys, key.Str)
-		return true
-	})
+	}
 	if len(r.keys) > 8 {
 		seen := make(map[string]struct{}, len(r.keys))
 		for _, k := range r.keys {
@@ -260,6 +289,7 @@ const maxObjectBytes = 3 << 20
 type groupsRewrite struct {
 	set    int    // its edit in the change's sets, whose value is written once the size is known
 	text   string // the value as read
+	x      *rawjson.Index
 	value  string // the user.info value each group gets
 	over   bool   // a group's different value is overwritten (not kept)
 	size   int    // the rewritten value's length as a JSON string
@@ -312,7 +342,7 @@ func (c *change) groups(m *maps, t *cref, carried *string, wasGroups, wasValue g
 	if carried == nil || !tg.groups || tg.notPlain != "" {
 		return decision{}, false
 	}
-	rw := groupsRewrite{text: tg.text, value: *carried, over: !e.trusted()}
+	rw := groupsRewrite{text: tg.text, x: tg.x, value: *carried, over: !e.trusted()}
 	var refusal string
 	rw.size, rw.groups, _ = rw.stamp(nil, func(old string) bool {
 		switch {
@@ -354,7 +384,7 @@ func (e *evaluation) podGroups(now, was *maps) string {
 		return "" // no group may carry a value then, which the refusal checked
 	}
 	differs := false
-	rw := groupsRewrite{text: tg.text, value: own.Str}
+	rw := groupsRewrite{text: tg.text, x: tg.x, value: own.Str}
 	if _, n, _ := rw.stamp(nil, func(string) bool { differs = true; return false }); n > 0 || differs {
 		return TaskGroupsRefusal
 	}
@@ -371,9 +401,9 @@ func (rw *groupsRewrite) stamp(out []byte, differs func(old string) bool) (size,
 	pieces := [...]string{`"annotations":{` + entry + `}`, `"annotations":{` + entry + `},`, "{" + entry + "}", entry, entry + ",", value}
 	var lens [len(pieces)]int
 	for i, p := range pieces {
-		lens[i] = quotedLen(p)
+		lens[i] = escapedLen(p)
 	}
-	size = quotedLen(rw.text)
+	size = escapedLen(rw.text)
 	from := 0
 	write := func(start, end, piece, removed int) {
 		groups++
@@ -383,31 +413,40 @@ func (rw *groupsRewrite) stamp(out []byte, differs func(old string) bool) (size,
 		}
 		from = end
 	}
-	gjson.Parse(rw.text).ForEach(func(_, g gjson.Result) bool {
-		if !g.IsObject() {
-			return true
+	x := rw.x
+	if x == nil {
+		x = rawjson.Parse(rw.text)
+	}
+	it, _ := x.Members(rawjson.Root(rw.text))
+	for {
+		var g gjson.Result
+		var more bool
+		if it, _, g, more = it.Next(); !more {
+			break
 		}
-		_, annotations, _ := rawjson.MemberOf(g, "annotations")
+		if !g.IsObject() {
+			continue
+		}
+		at := rawjson.OffsetIn(rw.text, g.Raw)
+		_, annotations, _ := x.Member(g, "annotations")
 		switch {
 		case !annotations.Exists():
-			at := rawjson.OffsetIn(rw.text, g.Raw) + 1
-			write(at, at, 0+commaAfter(g), 0)
+			write(at+1, at+1, 0+commaAfter(x, g), 0)
 		case annotations.Type == gjson.Null:
-			at := rawjson.OffsetIn(rw.text, annotations.Raw)
+			at = rawjson.OffsetIn(rw.text, annotations.Raw)
 			write(at, at+len(annotations.Raw), 2, len("null"))
 		default:
-			_, v, _ := rawjson.MemberOf(annotations, AnnotationKey)
+			_, v, _ := x.Member(annotations, AnnotationKey)
 			switch {
 			case !v.Exists():
-				at := rawjson.OffsetIn(rw.text, annotations.Raw) + 1
-				write(at, at, 3+commaAfter(annotations), 0)
+				at = rawjson.OffsetIn(rw.text, annotations.Raw)
+				write(at+1, at+1, 3+commaAfter(x, annotations), 0)
 			case v.Str != rw.value && differs(v.Str) && rw.over:
-				at := rawjson.OffsetIn(rw.text, v.Raw)
-				write(at, at+len(v.Raw), 5, quotedLen(v.Raw))
+				at = rawjson.OffsetIn(rw.text, v.Raw)
+				write(at, at+len(v.Raw), 5, escapedLen(v.Raw))
 			}
 		}
-		return true
-	})
+	}
 	if out != nil {
 		out = append(out, rw.text[from:]...)
 	}
@@ -415,12 +454,27 @@ func (rw *groupsRewrite) stamp(out []byte, differs func(old string) bool) (size,
 }
 
 // commaAfter is 1 when a member inserted first in obj needs a comma after it (obj has members), else 0.
-func commaAfter(obj gjson.Result) int {
-	if strings.TrimSpace(obj.Raw[1:len(obj.Raw)-1]) == "" {
-		return 0
+func commaAfter(x *rawjson.Index, obj gjson.Result) int {
+	if x.HasMembers(obj) {
+		return 1
 	}
-	return 1
+	return 0
 }
 
-// quotedLen is the length of s written inside a JSON string as rawjson.Quote writes it, quotes left out.
-func quotedLen(s string) int { return len(rawjson.Quote(s)) - 2 }
+// escapedLen is the length of s written inside a JSON string as rawjson.Quote writes it (Go's escaping),
+// for valid UTF-8.
+func escapedLen(s string) int {
+	n := len(s)
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\' || c == '\t' || c == '\r' || c == '\n':
+			n++
+		case c < 0x20 || c == '<' || c == '>' || c == '&':
+			n += 5
+		case c == 0xE2 && i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xA8 || s[i+2] == 0xA9): // U+2028, U+2029
+			n += 3
+			i += 2
+		}
+	}
+	return n
+}

@@ -265,3 +265,14 @@ func TestRule15_InvalidUTF8IsNotPlain(t *testing.T) {
 		t.Fatalf("%+v", tg)
 	}
 }
+
+func TestCost_AStatusWriteByATrustedControllerReadsNoPath(t *testing.T) {
+	// spec is the same bytes in both objects, so no path is walked: not even its bad input is seen
+	obj := `{"spec":{"templates":[{"name":"a","metadata":5}]},"status":{"phase":"Running"}}`
+	old := `{"spec":{"templates":[{"name":"a","metadata":5}]},"status":{"phase":"Pending"}}`
+	argo := []string{"system:serviceaccount:kube-system:argo"}
+	resp, _ := evaluateReq(t, workflow(t, argo, obj, old), argoWorkflowSettings)
+	expectAccepted(t, resp)
+	resp, _ = evaluateReq(t, workflow(t, asBob, obj, old), argoWorkflowSettings)
+	expectRejected(t, resp, "metadata")
+}
