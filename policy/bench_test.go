@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/tidwall/gjson"
@@ -268,5 +269,22 @@ func BenchmarkPhase_ForEach(b *testing.B) {
 				})
 			}
 		})
+	}
+}
+
+// Rule 16's reading and sizing of task groups, on 100,000 empty groups (300 KB): linear in the groups.
+var manyEmptyGroups = "[" + strings.Repeat("{},", 99999) + "{}]"
+
+func BenchmarkTaskGroups_Read100k(b *testing.B) {
+	for b.Loop() {
+		readTaskGroups(manyEmptyGroups, "")
+	}
+}
+
+func BenchmarkTaskGroups_Size100k(b *testing.B) {
+	tg := readTaskGroups(manyEmptyGroups, "")
+	rw := groupsRewrite{text: tg.text, x: tg.x, value: `{"user":"bob","groups":["qa","system:authenticated"]}`, over: true}
+	for b.Loop() {
+		rw.stamp(nil, func(string) bool { return true })
 	}
 }

@@ -12,7 +12,7 @@ import (
 
 // Rules 15 and 16: YuniKorn's gang scheduling makes placeholder pods from the task groups in a pod's
 // task-groups annotation, copying each group's annotations and labels onto them. Task groups are read
-// strictly here (docs/rules.md "Task groups"), because YuniKorn's decoder is lenient: a value the policy
+// strictly here (docs/rules.md "Task groups (rules 15 and 16)"), because YuniKorn's decoder is lenient: a value the policy
 // cannot read the way YuniKorn does is refused, never stamped.
 
 // TaskGroupsKey is the annotation YuniKorn's gang scheduling reads task groups from.
