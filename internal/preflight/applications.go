@@ -12,7 +12,9 @@ import (
 // from the first pod it sees with that application ID; every later pod with the same ID joins as a task,
 // whatever its own annotation says (docs/yunikorn.md "Limits the measurements show"). A pod that names no
 // application joins its namespace's generated one, yunikorn-<namespace>-autogen, unless YuniKorn's
-// admissionController.filtering.generateUniqueAppId is true.
+// admissionController.filtering.generateUniqueAppId is true. It also lists the gang applications whose
+// placeholder pods carry another user.info than their originator: after a scheduler restart YuniKorn may read
+// the application's user from a placeholder (docs/yunikorn.md, scenario 12; docs/rules.md, rule 16).
 
 // GenerateUniqueAppIDKey is YuniKorn's configuration key (in the ConfigMaps yunikorn-defaults and
 // yunikorn-configs) that gives every pod without an application ID its own application.
