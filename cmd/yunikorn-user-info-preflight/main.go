@@ -7,6 +7,9 @@
 //	kubectl get pods,deployments,replicasets,statefulsets,daemonsets,jobs,cronjobs,replicationcontrollers,configmaps -A -o json |
 //	  yunikorn-user-info-preflight --policy policy.wasm [--settings-json JSON | --settings-path|-s FILE]
 //
+// The text report also says what the policy does to the placeholder pods YuniKorn's scheduler creates for gang
+// applications, and which gangs' placeholders carry another identity than their originator.
+//
 // Exit codes: 0 the report was printed, 1 the policy refused the settings, 2 a bad command line or an
 // unreadable input, 3 the module could not start.
 package main
@@ -32,7 +35,7 @@ var version = "dev"
 const usage = `usage:
   kubectl get pods,deployments,replicasets,statefulsets,daemonsets,jobs,cronjobs,replicationcontrollers,configmaps -A -o json |
     yunikorn-user-info-preflight --policy policy.wasm [--settings-json JSON | --settings-path|-s FILE]
-      [--controllers sa|single] [--output|-o text|json] [-f FILE]
+      [--controllers sa|single] [--scheduler-account NAMESPACE/NAME] [--output|-o text|json] [-f FILE]
   yunikorn-user-info-preflight --version
 
 Reads a List of objects (-f FILE, or stdin) and prints, per object, what the policy will do on its next
@@ -42,7 +45,12 @@ settings are those the ClusterAdmissionPolicy will give it, as kwctl takes them.
 when kube-controller-manager runs without --use-service-account-credentials. The text output ends with
 YuniKorn's applications: whether generateUniqueAppId is on (from the ConfigMaps yunikorn-defaults and
 yunikorn-configs in the input) and which applications of the input's YuniKorn pods mix users, charged
-to whom. Leave out the namespaces the policy will not see (its namespaceSelector).
+to whom; then what the policy does to the placeholder pods YuniKorn's scheduler creates for gang
+applications (keep their originator's user.info, stamp the scheduler's own, or refuse them all), for the
+service account of each scheduler Deployment in the input (pod template labelled component:
+yunikorn-scheduler), of --scheduler-account, or else the Helm chart's yunikorn/yunikorn-admin; and the gang
+applications whose placeholders carry another identity than their originator pod. Leave out the
+namespaces the policy will not see (its namespaceSelector).
 
 exit codes: 0 the report was printed, 1 the policy refused the settings,
             2 bad command line or unreadable input, 3 the module could not start
@@ -62,13 +70,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "yunikorn-user-info-preflight %s\n", version)
 		return kwctl.ExitOK
 	}
-	var policy, output, controllers, input string
+	var policy, output, controllers, input, schedulerAccount string
 	var settingsFlags kwctl.SettingsFlags
 	fs := flag.NewFlagSet("yunikorn-user-info-preflight", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are reported once, with the usage
 	fs.StringVar(&policy, "policy", "", "")
 	settingsFlags.Register(fs)
 	fs.StringVar(&controllers, "controllers", string(preflight.ServiceAccounts), "")
+	fs.StringVar(&schedulerAccount, "scheduler-account", "", "")
 	fs.StringVar(&output, "output", "text", "")
 	fs.StringVar(&output, "o", "text", "")
 	fs.StringVar(&input, "f", "-", "")
@@ -90,6 +99,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return usageError(fmt.Errorf("--controllers %q: want sa or single", controllers))
 	case output != "text" && output != "json":
 		return usageError(fmt.Errorf("--output %q: want text or json", output))
+	}
+	if schedulerAccount != "" {
+		if _, _, err := preflight.ParseAccount(schedulerAccount); err != nil {
+			return usageError(fmt.Errorf("--scheduler-account: %w", err))
+		}
 	}
 	fail := kwctl.Failer(stderr, "yunikorn-user-info-preflight")
 	settings, err := settingsFlags.Settings()
@@ -116,8 +130,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return fail(kwctl.ExitStart, fmt.Errorf("cannot load policy %s: %w", policy, err))
 	}
 	defer host.Close(ctx)
-	findings, err := preflight.Report(ctx, items, preflight.Options{Evaluator: host, Settings: settings,
-		Controllers: preflight.Controllers(controllers)})
+	opts := preflight.Options{Evaluator: host, Settings: settings, Controllers: preflight.Controllers(controllers),
+		SchedulerAccount: schedulerAccount}
+	findings, err := preflight.Report(ctx, items, opts)
 	var settingsErr *kwctl.SettingsError
 	switch {
 	case errors.As(err, &settingsErr):
@@ -135,6 +150,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return kwctl.ExitOK
 	}
-	preflight.WriteText(stdout, findings, items)
+	schedulers, err := preflight.Schedulers(ctx, items, opts)
+	if err != nil {
+		return fail(kwctl.ExitStart, err)
+	}
+	preflight.WriteText(stdout, findings, items, schedulers)
 	return kwctl.ExitOK
 }

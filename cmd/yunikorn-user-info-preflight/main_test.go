@@ -38,7 +38,22 @@ func TestPreflight_ReadsTheKubectlListOnStdinAndPrintsATable(t *testing.T) {
 	out := stdout.String()
 	t.Log(out)
 	if !strings.HasPrefix(out, "NAMESPACE") || !strings.Contains(out, "18 objects: 4 stamp, 4 keep, 3 refuse, 7 leave-alone, 0 skip") ||
-		!strings.Contains(out, "\nYuniKorn: admissionController.filtering.generateUniqueAppId is off (default)") {
+		!strings.Contains(out, "\nYuniKorn: admissionController.filtering.generateUniqueAppId is off (default)") ||
+		// no scheduler Deployment in the recording: the Helm chart's account, not in the default systemUsers
+		!strings.Contains(out, "\nYuniKorn's scheduler: system:serviceaccount:yunikorn:yunikorn-admin (the Helm chart's default: ") ||
+		!strings.Contains(out, "\n  its placeholders: stamp: the scheduler is not trusted") ||
+		!strings.HasSuffix(out, "\nno gang application of the input's YuniKorn pods has placeholders with another identity than its originator\n") {
+		t.Errorf("unexpected report:\n%s", out)
+	}
+
+	// The scheduler account of the flag, untrusted while reject is set: every placeholder is refused.
+	stdout.Reset()
+	if code := run([]string{"--policy", path, "-f", adoptionObjects, "--scheduler-account", "yk/scheduler",
+		"--settings-json", `{"onUntrustedAnnotation":"reject"}`}, nil, &stdout, &stderr); code != kwctl.ExitOK {
+		t.Fatalf("exit %d; stderr: %s", code, stderr.String())
+	}
+	if out := stdout.String(); !strings.Contains(out, "\nYuniKorn's scheduler: system:serviceaccount:yk:scheduler (--scheduler-account)\n"+
+		"  its placeholders: refuse: the scheduler is not trusted and the policy refuses every placeholder it creates") {
 		t.Errorf("unexpected report:\n%s", out)
 	}
 
@@ -75,6 +90,7 @@ func TestPreflight_BadInvocationsExit2(t *testing.T) {
 		{"--policy", "p.wasm", "extra"},
 		{"--policy", "p.wasm", "--controllers", "some"},
 		{"--policy", "p.wasm", "--output", "yaml"},
+		{"--policy", "p.wasm", "--scheduler-account", "yunikorn-admin"},
 		{"--policy", "p.wasm", "--settings-json", "{}", "-s", "f.yaml"},
 		{"--policy", filepath.Join(t.TempDir(), "missing.wasm")},
 		{"--policy", "p.wasm", "--version"},

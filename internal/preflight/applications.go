@@ -12,11 +12,23 @@ import (
 // from the first pod it sees with that application ID; every later pod with the same ID joins as a task,
 // whatever its own annotation says (docs/yunikorn.md "Limits the measurements show"). A pod that names no
 // application joins its namespace's generated one, yunikorn-<namespace>-autogen, unless YuniKorn's
-// admissionController.filtering.generateUniqueAppId is true.
+// admissionController.filtering.generateUniqueAppId is true. It also lists the gang applications whose
+// placeholder pods carry another user.info than their originator: after a scheduler restart YuniKorn may read
+// the application's user from a placeholder (docs/yunikorn.md, scenario 12; docs/rules.md, rule 16).
 
 // GenerateUniqueAppIDKey is YuniKorn's configuration key (in the ConfigMaps yunikorn-defaults and
 // yunikorn-configs) that gives every pod without an application ID its own application.
 const GenerateUniqueAppIDKey = "admissionController.filtering.generateUniqueAppId"
+
+// The markers of a placeholder pod (k8shim constants).
+const (
+	// PlaceholderAnnotation marks a placeholder pod since YuniKorn 1.6 (AnnotationPlaceholderFlag, YUNIKORN-2503).
+	PlaceholderAnnotation = "internal.yunikorn.apache.org/placeholder"
+	// OldPlaceholderAnnotation and OldPlaceholderLabel mark one in YuniKorn 1.4 and 1.5; later versions still
+	// read them when the new annotation is absent.
+	OldPlaceholderAnnotation = "yunikorn.apache.org/placeholder"
+	OldPlaceholderLabel      = "placeholder"
+)
 
 // Applications is the application part of a preflight report.
 type Applications struct {
@@ -26,6 +38,22 @@ type Applications struct {
 	Source string `json:"source"`
 	// Shared lists the applications whose pods carry more than one user: all of them are charged to Charged.
 	Shared []SharedApplication `json:"sharedApplications"`
+	// Gangs lists the gang applications whose placeholders carry another user.info than their originator.
+	Gangs []GangApplication `json:"gangApplications"`
+}
+
+// GangApplication is a gang application some of whose placeholder pods (created by YuniKorn's scheduler
+// under its own account from the originator's task groups) carry another user.info value than the originator
+// pod, or none. After a scheduler restart YuniKorn may take the application's user from a placeholder.
+type GangApplication struct {
+	Namespace     string `json:"namespace"`
+	ApplicationID string `json:"applicationId"`
+	// OriginatorPod is the application's first pod that is not a placeholder (by creation time), Originator
+	// its user.info value ("" for none).
+	OriginatorPod string `json:"originatorPod"`
+	Originator    string `json:"originator"`
+	// Placeholders maps each other value the placeholders carry ("" for none) to how many carry it.
+	Placeholders map[string]int `json:"placeholders"`
 }
 
 // SharedApplication is an application ID that pods of different users share.
@@ -54,6 +82,9 @@ func ApplicationsOf(items []Object) Applications {
 			}
 			return ms[i].order < ms[j].order
 		})
+		if g, ok := gang(key, ms); ok {
+			out.Gangs = append(out.Gangs, g)
+		}
 		others := map[string]int{}
 		for _, m := range ms[1:] {
 			if m.user != ms[0].user {
@@ -70,7 +101,48 @@ func ApplicationsOf(items []Object) Applications {
 		a, b := out.Shared[i], out.Shared[j]
 		return a.Namespace < b.Namespace || a.Namespace == b.Namespace && a.ApplicationID < b.ApplicationID
 	})
+	sort.Slice(out.Gangs, func(i, j int) bool {
+		a, b := out.Gangs[i], out.Gangs[j]
+		return a.Namespace < b.Namespace || a.Namespace == b.Namespace && a.ApplicationID < b.ApplicationID
+	})
 	return out
+}
+
+// gang compares the user.info values of an application's placeholders with its originator's: the first of its
+// pods (ms, sorted by creation) that is not a placeholder. No placeholder differs, or no originator: false.
+func gang(key [2]string, ms []member) (GangApplication, bool) {
+	g := GangApplication{Namespace: key[0], ApplicationID: key[1], Placeholders: map[string]int{}}
+	found := false
+	for _, m := range ms {
+		if !m.placeholder {
+			g.OriginatorPod, g.Originator, found = m.pod, m.value, true
+			break
+		}
+	}
+	if !found {
+		return g, false
+	}
+	for _, m := range ms {
+		if m.placeholder && m.value != g.Originator {
+			g.Placeholders[m.value]++
+		}
+	}
+	return g, len(g.Placeholders) > 0
+}
+
+// isPlaceholder reads a pod's placeholder marker as YuniKorn 1.8 does (k8shim GetPlaceholderFlagFromPodSpec):
+// the annotation internal.yunikorn.apache.org/placeholder (YuniKorn 1.6 and later), else the annotation
+// yunikorn.apache.org/placeholder, else the label placeholder (what 1.4 and 1.5 write); the first that parses as
+// a boolean decides.
+func isPlaceholder(meta object) bool {
+	labels, _ := meta["labels"].(object)
+	annotations, _ := meta["annotations"].(object)
+	for _, v := range []any{annotations[PlaceholderAnnotation], annotations[OldPlaceholderAnnotation], labels[OldPlaceholderLabel]} {
+		if b, err := strconv.ParseBool(str(v)); err == nil {
+			return b
+		}
+	}
+	return false
 }
 
 // uniqueAppIDSetting is generateUniqueAppId as YuniKorn reads it (yunikorn-configs over yunikorn-defaults,
@@ -94,9 +166,11 @@ func uniqueAppIDSetting(items []Object) (on bool, source string) {
 }
 
 type member struct {
-	pod, user string
-	created   int64 // whole seconds, as YuniKorn orders pods on recovery
-	order     int
+	pod, user   string
+	value       string // the user.info annotation, "" for none
+	placeholder bool
+	created     int64 // whole seconds, as YuniKorn orders pods on recovery
+	order       int
 }
 
 // members groups the YuniKorn pods of items by namespace and application ID; generated marks the
@@ -119,7 +193,8 @@ func members(items []Object, unique bool) (apps map[[2]string][]member, generate
 			generated[[2]string{ns, id}] = true
 		}
 		key := [2]string{ns, id}
-		apps[key] = append(apps[key], member{pod: str(meta["name"]), user: podUser(meta), created: created(meta), order: i})
+		apps[key] = append(apps[key], member{pod: str(meta["name"]), user: podUser(meta), value: annotation(meta),
+			placeholder: isPlaceholder(meta), created: created(meta), order: i})
 	}
 	return apps, generated
 }

@@ -67,6 +67,9 @@ type Options struct {
 	Evaluator   kwctl.Evaluator
 	Settings    json.RawMessage // the policy's settings as the ClusterAdmissionPolicy will give them
 	Controllers Controllers
+	// SchedulerAccount is YuniKorn's scheduler service account as namespace/name; "" finds it in the input
+	// (see Schedulers).
+	SchedulerAccount string
 }
 
 // userInfo is an AdmissionRequest's userInfo.

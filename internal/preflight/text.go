@@ -9,10 +9,76 @@ import (
 )
 
 // WriteText prints the report as yunikorn-user-info-preflight shows it: a table of the findings with the
-// count of each outcome, then YuniKorn's applications of the same input (see ApplicationsOf).
-func WriteText(w io.Writer, findings []Finding, items []Object) {
+// count of each outcome, then YuniKorn's applications of the same input (see ApplicationsOf), then what the
+// policy does to the placeholders of each scheduler account (see Schedulers) and which gang applications'
+// placeholders carry another identity than their originator.
+func WriteText(w io.Writer, findings []Finding, items []Object, schedulers []Scheduler) {
 	writeFindings(w, findings)
-	writeApplications(w, ApplicationsOf(items))
+	apps := ApplicationsOf(items)
+	writeApplications(w, apps)
+	writeGangs(w, schedulers, apps.Gangs)
+}
+
+// writeGangs says whether the policy lets each scheduler account give placeholders their originator's identity,
+// and lists the gang applications whose placeholders carry another one today.
+func writeGangs(w io.Writer, schedulers []Scheduler, gangs []GangApplication) {
+	fmt.Fprintln(w)
+	for _, s := range schedulers {
+		fmt.Fprintf(w, "YuniKorn's scheduler: %s (%s)\n  its placeholders: %s: %s", s.Account, s.Source, s.Outcome, s.Why)
+		if s.PlaceholdersWillCarry != "" {
+			fmt.Fprintf(w, "; they will carry %s", s.PlaceholdersWillCarry)
+		}
+		fmt.Fprintln(w)
+	}
+	if len(gangs) == 0 {
+		fmt.Fprintln(w, "no gang application of the input's YuniKorn pods has placeholders with another identity than its originator")
+		return
+	}
+	fmt.Fprintln(w, "gang applications whose placeholders carry another identity than their originator:")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAMESPACE\tAPPLICATION\tORIGINATOR (POD)\tPLACEHOLDERS")
+	for _, g := range gangs {
+		values := make([]string, 0, len(g.Placeholders))
+		for v := range g.Placeholders {
+			values = append(values, v)
+		}
+		sort.Strings(values)
+		// users, unless one of them is the originator's (the values differ elsewhere): then the values
+		name := identity
+		for _, v := range values {
+			if identity(v) == identity(g.Originator) {
+				name = rawIdentity
+			}
+		}
+		others := make([]string, len(values))
+		for i, v := range values {
+			others[i] = fmt.Sprintf("%s: %d", name(v), g.Placeholders[v])
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s (%s)\t%s\n", g.Namespace, g.ApplicationID, name(g.Originator), g.OriginatorPod, strings.Join(others, ", "))
+	}
+	_ = tw.Flush()
+	fmt.Fprintln(w, "  after a scheduler restart YuniKorn may take such an application's user from a placeholder: trust the scheduler's\n"+
+		"  account in systemUsers (above) so that new placeholders carry their originator's user.info; existing placeholders\n"+
+		"  keep their value until the gang is recreated (its originator pod created again through the policy)")
+}
+
+// identity is the user a user.info value names, "none" for no value, the value itself when it names none.
+// rawIdentity is the value itself, "none" for no value.
+func identity(v string) string {
+	if v == "" {
+		return "none"
+	}
+	if u := valueUser(v); u != "" {
+		return u
+	}
+	return rawIdentity(v)
+}
+
+func rawIdentity(v string) string {
+	if v == "" {
+		return "none"
+	}
+	return v
 }
 
 // writeApplications says whether namespaces share a generated application and who is charged for whose pods
