@@ -98,12 +98,6 @@ func serve(ctx context.Context, c *serveConfig, stderr io.Writer, ready func(add
 	if err != nil {
 		return fail(err)
 	}
-	// policy-server loads only a module `kwctl annotate` has written (kwctl run takes both).
-	if err := kwctl.CheckLoadable(wasm); err != nil && !c.allowUnannotated {
-		fmt.Fprintf(stderr, "kwhost serve: cannot load policy %s: %v (policy-server refuses it too: serve the module "+
-			"`kwctl annotate` writes, or pass --allow-unannotated)\n", c.policy, err)
-		return kwctl.ExitStart
-	}
 	// Interruptible: --policy-timeout (or the API server's shorter ?timeout=) must stop a runaway guest.
 	policyLog := &levelFilter{w: stderr, min: levels[c.logLevel]}
 	var logMu sync.Mutex
@@ -119,6 +113,12 @@ func serve(ctx context.Context, c *serveConfig, stderr io.Writer, ready func(add
 		return fail(fmt.Errorf("cannot load policy %s: %w", c.policy, err))
 	}
 	defer host.Close(context.WithoutCancel(ctx))
+	// policy-server loads only a module `kwctl annotate` has written (kwctl run takes both).
+	if err := kwctl.CheckLoadable(wasm); err != nil && !c.allowUnannotated {
+		fmt.Fprintf(stderr, "kwhost serve: cannot load policy %s: %v (policy-server refuses it too: serve the module "+
+			"`kwctl annotate` writes, or pass --allow-unannotated)\n", c.policy, err)
+		return kwctl.ExitStart
+	}
 
 	opts := webhook.Options{Settings: settings, Log: stderr, EvalTimeout: c.evalTimeout, Payload: c.payload}
 	if c.recordPath != "" {
