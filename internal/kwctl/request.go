@@ -119,6 +119,12 @@ func ReadReview(body []byte) (json.RawMessage, error) {
 	if !ok {
 		return nil, &RequestError{Err: typedErrorf("missing field `request`")}
 	}
+	return reviewRequest(r)
+}
+
+// reviewRequest reads a review's request member as policy-server's typed AdmissionRequest and writes it
+// in policy-server's form.
+func reviewRequest(r serdejson.Value) ([]byte, error) {
 	out, err := typedRequest(r)
 	if err != nil {
 		return nil, &RequestError{Err: at("request", err)}
@@ -145,11 +151,7 @@ func policyServerInput(input []byte) ([]byte, error) {
 		if !ok || r.Kind != serdejson.Object {
 			return nil, &RequestError{Err: errors.New("invalid AdmissionReview object: it has no request object")}
 		}
-		out, err := typedRequest(r)
-		if err != nil {
-			return nil, &RequestError{Err: at("request", err)}
-		}
-		return serdejson.Marshal(out), nil
+		return reviewRequest(r)
 	}
 	out, err := typedRequest(top)
 	if err != nil {
