@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -203,7 +204,7 @@ func TestFidelity_ServeHandsThePolicyTheLastOfDuplicateMembers(t *testing.T) {
 	var answer struct {
 		Response kwctl.Response `json:"response"`
 	}
-	if err := json.Unmarshal([]byte(body), &answer); code != 200 || err != nil || answer.Response.Status == nil {
+	if err := json.Unmarshal([]byte(body), &answer); code != http.StatusOK || err != nil || answer.Response.Status == nil {
 		t.Fatalf("HTTP %d %s (%v)", code, body, err)
 	}
 	want := `"object":{"metadata":{"name":"q"}},"operation":"CREATE",` +

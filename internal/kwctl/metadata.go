@@ -52,30 +52,29 @@ func customSection(wasm []byte, name string) (data []byte, found bool, err error
 	for rest := wasm[8:]; len(rest) > 0; {
 		id := rest[0]
 		size, n := uleb(rest[1:])
-		if n == 0 || size > uint64(len(rest)-1-n) {
+		if n == 0 || size > len(rest)-1-n {
 			return nil, false, errors.New("a section runs past the end of the module")
 		}
-		body := rest[1+n : 1+n+int(size)]
-		rest = rest[1+n+int(size):]
+		body := rest[1+n : 1+n+size]
+		rest = rest[1+n+size:]
 		if id != 0 {
 			continue
 		}
 		nameLen, m := uleb(body)
-		if m == 0 || nameLen > uint64(len(body)-m) {
+		if m == 0 || nameLen > len(body)-m {
 			return nil, false, errors.New("a custom section's name runs past its end")
 		}
-		if string(body[m:m+int(nameLen)]) == name {
-			return body[m+int(nameLen):], true, nil
+		if string(body[m:m+nameLen]) == name {
+			return body[m+nameLen:], true, nil
 		}
 	}
 	return nil, false, nil
 }
 
 // uleb reads an unsigned LEB128 number of at most 32 bits and how many bytes it took (0: malformed).
-func uleb(b []byte) (uint64, int) {
-	var v uint64
+func uleb(b []byte) (v, n int) {
 	for i := 0; i < len(b) && i < 5; i++ {
-		v |= uint64(b[i]&0x7f) << (7 * i)
+		v |= int(b[i]&0x7f) << (7 * i)
 		if b[i] < 0x80 {
 			return v, i + 1
 		}

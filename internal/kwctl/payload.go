@@ -2,6 +2,7 @@ package kwctl
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -84,8 +85,8 @@ func typedErrorf(format string, args ...any) error {
 
 // at puts err, refused within member (or array index) seg, on the path.
 func at(seg string, err error) error {
-	te, ok := err.(*typedError)
-	if !ok {
+	var te *typedError
+	if !errors.As(err, &te) {
 		return &typedError{path: []string{seg}, msg: err.Error()}
 	}
 	return &typedError{path: append([]string{seg}, te.path...), msg: te.msg}

@@ -266,7 +266,7 @@ func TestServe_RefusesWhatPolicyServerRefusesBeforeThePolicyRuns(t *testing.T) {
 		{"no content type", "", `{}`, 415, "Expected request with `Content-Type: application/json`"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			req, _ := http.NewRequest("POST", ts.URL+"/validate", strings.NewReader(tc.body))
+			req, _ := http.NewRequest(http.MethodPost, ts.URL+"/validate", strings.NewReader(tc.body))
 			if tc.contentType != "" {
 				req.Header.Set("Content-Type", tc.contentType)
 			}
@@ -306,9 +306,9 @@ func TestServe_TheStandInsOwnRefusals(t *testing.T) {
 		code               int
 		message            string
 	}{
-		{"v1beta1", "POST", `{"apiVersion":"admission.k8s.io/v1beta1","kind":"AdmissionReview","request":` + string(request) + `}`, 400, `got apiVersion "admission.k8s.io/v1beta1"`},
-		{"no apiVersion", "POST", `{"request":` + string(request) + `}`, 400, `got apiVersion ""`},
-		{"GET", "GET", ``, 405, "must be POSTed"},
+		{"v1beta1", http.MethodPost, `{"apiVersion":"admission.k8s.io/v1beta1","kind":"AdmissionReview","request":` + string(request) + `}`, 400, `got apiVersion "admission.k8s.io/v1beta1"`},
+		{"no apiVersion", http.MethodPost, `{"request":` + string(request) + `}`, 400, `got apiVersion ""`},
+		{"GET", http.MethodGet, ``, 405, "must be POSTed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req, _ := http.NewRequest(tc.method, ts.URL+"/validate", strings.NewReader(tc.body))
