@@ -184,7 +184,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var info requestInfo
-	_ = json.Unmarshal(rv.Request, &info) // ParseRequest has checked it is an object; the rest is for the log
+	_ = json.Unmarshal(rv.Request, &info) // ReadReview has checked it is an object; the rest is for the log
 
 	ctx, cancel := context.WithTimeout(r.Context(), h.timeout(r))
 	defer cancel()
