@@ -66,7 +66,7 @@ $(BUILD)/policy.tinygo.wasm: $(POLICY_SOURCES) Makefile $(TOOLS)/tinygo.path
 
 # Pre-initialised (cmd/preinit): TinyGo's start-up and every package initialiser run once here, and the
 # module ships the memory they leave, so that a fresh instance (one per request in policy-server) starts
-# ready. The release publishes this module, the one the tests and the benchmark run.
+# ready. The tests and the benchmark run this module; the release publishes it annotated (annotated-policy.wasm).
 policy.wasm: $(BUILD)/policy.tinygo.wasm $(PREINIT) ## build the policy module (TinyGo, then pre-initialised)
 	$(PREINIT) -o $@ $<
 	@echo "policy.wasm: $$(stat -c %s $@) bytes"

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -124,5 +125,91 @@ func TestFidelity_ModuleURIs(t *testing.T) {
 	code, _, stderr := runHost(t, "registry://ghcr.io/example/policy:v1")
 	if code != kwctl.ExitUsage || !strings.Contains(stderr, "kwctl pull") {
 		t.Errorf("registry:// URI: exit %d, stderr %q: want exit %d and a pointer to kwctl pull", code, stderr, kwctl.ExitUsage)
+	}
+}
+
+// policy-server loads only a module `kwctl annotate` has written; kwctl run takes both, and so does run.
+func TestFidelity_ServeRefusesAModuleWithoutKubewardensProtocolVersion(t *testing.T) {
+	plain := fidelityGuest(t)
+	args := func(module string, extra ...string) []string {
+		return append([]string{"serve", "--policy", module, "--cert-file", "unused.crt", "--key-file", "unused.key"}, extra...)
+	}
+	for name, module := range map[string]string{
+		"no metadata":         plain,
+		"no protocol version": withMetadata(t, plain, `{"rules":[],"mutating":true}`),
+	} {
+		got := runKwhost("", args(module)...)
+		if got.code != kwctl.ExitStart || !strings.Contains(got.stderr, kwctl.ErrMissingProtocolVersion.Error()) {
+			t.Errorf("%s: exit %d, stderr %q: want exit %d and policy-server's words", name, got.code, got.stderr, kwctl.ExitStart)
+		}
+	}
+	// Past the module, serve stops at the certificate: the module was accepted.
+	for name, a := range map[string][]string{
+		"annotated":           args(annotated(t, plain)),
+		"--allow-unannotated": args(plain, "--allow-unannotated"),
+	} {
+		if got := runKwhost("", a...); got.code != kwctl.ExitUsage || !strings.Contains(got.stderr, "cannot load the serving certificate") {
+			t.Errorf("%s: exit %d, stderr %q: want the module accepted", name, got.code, got.stderr)
+		}
+	}
+	if code, stdout, stderr := runHost(t, plain); code != kwctl.ExitOK || !response(t, stdout).Allowed {
+		t.Errorf("run of the plain module: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// fidelityReview is an AdmissionReview for the fidelity guest with the request's members after uid,
+// kind and resource.
+func fidelityReview(members string) string {
+	return `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u1",` +
+		`"kind":{"group":"","version":"v1","kind":"Pod"},"resource":{"group":"","version":"v1","resource":"pods"},` +
+		members + `}}`
+}
+
+// What policy-server answers before the policy runs (measured with policy-server 1.36.0-beta.1, README
+// "Development"): serve gives the same status, and policy-server's message in its JSON body.
+func TestFidelity_ServeAnswersWhatPolicyServerAnswersBeforeThePolicy(t *testing.T) {
+	h := startServe(t, "--policy", annotated(t, fidelityGuest(t)))
+	for _, tc := range []struct {
+		name, body string
+		code       int
+		message    string
+	}{
+		{"no userInfo", fidelityReview(`"operation":"CREATE","object":{}`), 422,
+			"Failed to deserialize the JSON body into the target type: request: missing field `userInfo`"},
+		{"nested deeper than 128", fidelityReview(`"operation":"CREATE","userInfo":{},"object":` + strings.Repeat("[", 126) + strings.Repeat("]", 126)), 400,
+			"Failed to parse the request body as JSON: recursion limit exceeded"},
+		{"lone surrogate", fidelityReview(`"operation":"CREATE","userInfo":{"username":"\udc00"}`), 400,
+			"Failed to parse the request body as JSON: lone leading surrogate in hex escape"},
+		{"duplicate operation", fidelityReview(`"operation":"CREATE","userInfo":{},"operation":"DELETE"`), 422,
+			"Failed to deserialize the JSON body into the target type: request: duplicate field `operation`"},
+	} {
+		code, body := h.post(t, tc.body)
+		var answer struct {
+			Message string `json:"message"`
+			Status  int    `json:"status"`
+		}
+		if err := json.Unmarshal([]byte(body), &answer); code != tc.code || err != nil || answer.Status != tc.code || !strings.HasPrefix(answer.Message, tc.message) {
+			t.Errorf("%s: HTTP %d %s, want %d {\"message\":%q...}", tc.name, code, body, tc.code, tc.message)
+		}
+	}
+}
+
+// Inside userInfo (k8s-openapi's UserInfo) and object (a serde_json map), policy-server keeps the last of
+// duplicate members, silently: the policy sees one, re-serialised.
+func TestFidelity_ServeHandsThePolicyTheLastOfDuplicateMembers(t *testing.T) {
+	h := startServe(t, "--policy", annotated(t, fidelityGuest(t)), "--settings-json", `{"mode":"echo"}`)
+	code, body := h.post(t, fidelityReview(`"operation":"CREATE",`+
+		`"userInfo":{"username":"mallory","groups":["admins"],"username":"alice"},`+
+		`"object":{"metadata":{"name":"p","annotations":{"a":"1","a":"2"}},"metadata":{"name":"q"}}`))
+	var answer struct {
+		Response kwctl.Response `json:"response"`
+	}
+	if err := json.Unmarshal([]byte(body), &answer); code != http.StatusOK || err != nil || answer.Response.Status == nil {
+		t.Fatalf("HTTP %d %s (%v)", code, body, err)
+	}
+	want := `"object":{"metadata":{"name":"q"}},"operation":"CREATE",` +
+		`"resource":{"group":"","resource":"pods","version":"v1"},"uid":"u1","userInfo":{"groups":["admins"],"username":"alice"}}`
+	if got := *answer.Response.Status.Message; !strings.Contains(got, want) {
+		t.Errorf("the policy saw %s\nwant it to contain %s", got, want)
 	}
 }

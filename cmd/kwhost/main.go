@@ -4,7 +4,7 @@
 //
 //	kwhost run [--request-path|-r FILE] [--settings-json JSON | --settings-path|-s FILE] [--strict] [--payload policy-server|raw] [--policy-timeout 2s] [file://]policy.wasm
 //	kwhost demo [--settings-json JSON | --settings-path|-s FILE] [--strict] [--payload ...] policy.wasm REQUEST.json...
-//	kwhost serve --policy policy.wasm [--settings-json JSON | -s FILE] --cert-file F --key-file F [--listen ADDR] [--record FILE]
+//	kwhost serve --policy annotated-policy.wasm [--settings-json JSON | -s FILE] --cert-file F --key-file F [--listen ADDR] [--record FILE] [--allow-unannotated]
 //
 // serve answers AdmissionReviews over HTTPS for a real API server, for the cluster suite under
 // test/cluster (see package internal/webhook); it is a test host too, not a production server.
@@ -40,9 +40,10 @@ const usage = `usage:
   kwhost demo [--settings-json JSON | --settings-path|-s FILE] [--strict] [--payload policy-server|raw]
               policy.wasm REQUEST.json...
   kwhost tour [--payload policy-server|raw] policy.wasm TOUR.json
-  kwhost serve --policy policy.wasm [--settings-json JSON | --settings-path|-s FILE]
+  kwhost serve --policy annotated-policy.wasm [--settings-json JSON | --settings-path|-s FILE]
                --cert-file F --key-file F [--listen 127.0.0.1:9443] [--record FILE]
                [--policy-timeout 2s] [--payload policy-server|raw] [--log-level info]
+               [--allow-unannotated]
 
 run   evaluates one request like ` + "`kwctl run`" + `: one line of AdmissionResponse JSON on stdout
       (FILE "-" reads stdin; an AdmissionReview or a bare AdmissionRequest), the policy's logs on
@@ -53,11 +54,14 @@ tour  runs the scenarios of a tour file (testdata/tour.json: request, settings, 
 serve answers admission.k8s.io/v1 AdmissionReviews over HTTPS as a mutating webhook (a test host,
       not a production server) until SIGINT or SIGTERM: one line per request on stderr (plus the
       policy's logs at --log-level and above), and with --record one JSON line per request
-      (userInfo as sent) in FILE.
+      (userInfo as sent) in FILE. Like policy-server, it answers a review its typed AdmissionReview
+      refuses with HTTP 400 or 422 before the policy runs, and refuses a module without the metadata
+      ` + "`kwctl annotate`" + ` writes (exit 3) unless --allow-unannotated.
 
 --payload policy-server (the default) hands the policy the request as policy-server does: read
       into its typed AdmissionRequest and written again (unknown members dropped, nulls left out,
-      keys sorted, compact); raw hands over the bytes as given (malformed-input tests).
+      keys sorted, compact); raw hands over the bytes as given (malformed-input tests; serve
+      still refuses, before the policy runs, what policy-server refuses).
 --policy-timeout stops an evaluation as policy-server does (default 2s; 0 for none, as kwctl).
 --strict fails the command when the policy logged an entry policy-server would refuse (an
       unknown level such as "warn", or an entry that is not its JSON object).

@@ -30,6 +30,7 @@ type serveConfig struct {
 	settings                                                kwctl.SettingsFlags
 	evalTimeout                                             time.Duration
 	payload                                                 kwctl.Payload
+	allowUnannotated                                        bool
 }
 
 func parseServeFlags(args []string) (*serveConfig, error) {
@@ -45,6 +46,7 @@ func parseServeFlags(args []string) (*serveConfig, error) {
 	fs.DurationVar(&c.evalTimeout, "policy-timeout", webhook.DefaultEvalTimeout, "")
 	fs.DurationVar(&c.evalTimeout, "eval-timeout", webhook.DefaultEvalTimeout, "") // the older name
 	fs.StringVar(&c.logLevel, "log-level", "info", "")
+	fs.BoolVar(&c.allowUnannotated, "allow-unannotated", false, "")
 	payload := fs.String("payload", string(kwctl.PayloadPolicyServer), "")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -111,6 +113,12 @@ func serve(ctx context.Context, c *serveConfig, stderr io.Writer, ready func(add
 		return fail(fmt.Errorf("cannot load policy %s: %w", c.policy, err))
 	}
 	defer host.Close(context.WithoutCancel(ctx))
+	// policy-server loads only a module `kwctl annotate` has written (kwctl run takes both).
+	if err := kwctl.CheckLoadable(wasm); err != nil && !c.allowUnannotated {
+		fmt.Fprintf(stderr, "kwhost serve: cannot load policy %s: %v (policy-server refuses it too: serve the module "+
+			"`kwctl annotate` writes, or pass --allow-unannotated)\n", c.policy, err)
+		return kwctl.ExitStart
+	}
 
 	opts := webhook.Options{Settings: settings, Log: stderr, EvalTimeout: c.evalTimeout, Payload: c.payload}
 	if c.recordPath != "" {

@@ -10,6 +10,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"io"
 	"math/big"
 	"net"
 	"net/http"
@@ -26,7 +27,7 @@ import (
 // The webhook's behaviour is tested in internal/webhook; these check the command around it.
 
 func TestServe_RefusesInvalidSettingsAtStartUpLikePolicyServer(t *testing.T) {
-	got := runKwhost("", "serve", "--policy", scripted(t), "--settings-json", `{"invalid":"queue is required"}`,
+	got := runKwhost("", "serve", "--policy", annotated(t, scripted(t)), "--settings-json", `{"invalid":"queue is required"}`,
 		"--cert-file", "unused.crt", "--key-file", "unused.key")
 	if want := (result{1, "", "Provided settings are not valid: queue is required\n"}); got != want {
 		t.Errorf("got %+v, want %+v", got, want)
@@ -34,7 +35,7 @@ func TestServe_RefusesInvalidSettingsAtStartUpLikePolicyServer(t *testing.T) {
 }
 
 func TestServe_BadInvocationsExit2(t *testing.T) {
-	policy := scripted(t)
+	policy := annotated(t, scripted(t))
 	wantExit2(t, []badInvocation{
 		{"no policy", []string{"serve", "--cert-file", "a", "--key-file", "b"}, "kwhost serve: --policy is required\n\nusage:"},
 		{"no certificate", []string{"serve", "--policy", policy}, "kwhost serve: --cert-file and --key-file are required"},
@@ -100,6 +101,51 @@ func (h *servingHost) review(t *testing.T) string {
 	return string(answer["response"])
 }
 
+// post sends body as the API server sends a review, and returns the HTTP status and body.
+func (h *servingHost) post(t *testing.T, body string) (int, string) {
+	t.Helper()
+	resp, err := h.client.Post(h.url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(out)
+}
+
+// annotated writes a copy of module with the metadata `kwctl annotate` adds as far as policy-server
+// reads it to load a module (a protocol version), as the last custom section, and returns its path.
+func annotated(t *testing.T, module string) string {
+	t.Helper()
+	return withMetadata(t, module, `{"protocolVersion":"v1","rules":[],"mutating":true,"executionMode":"kubewarden-wapc"}`)
+}
+
+// withMetadata writes a copy of module with metadata as its io.kubewarden.metadata section.
+func withMetadata(t *testing.T, module, metadata string) string {
+	t.Helper()
+	wasm, err := os.ReadFile(module)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uleb := func(b []byte, n int) []byte {
+		for ; n >= 0x80; n >>= 7 {
+			b = append(b, byte(n)|0x80)
+		}
+		return append(b, byte(n))
+	}
+	body := append(uleb(nil, len(kwctl.MetadataSection)), kwctl.MetadataSection...)
+	body = append(body, metadata...)
+	wasm = append(uleb(append(wasm, 0), len(body)), body...)
+	path := filepath.Join(t.TempDir(), "annotated-"+filepath.Base(module))
+	if err := os.WriteFile(path, wasm, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // stop cancels serve and returns its exit code and stderr.
 func (h *servingHost) stop(t *testing.T) (int, string) {
 	t.Helper()
@@ -115,7 +161,7 @@ func (h *servingHost) stop(t *testing.T) (int, string) {
 
 func TestServe_AnswersOverTLSUntilCancelledAndRecordsEachRequest(t *testing.T) {
 	record := filepath.Join(t.TempDir(), "record.jsonl")
-	h := startServe(t, "--policy", scripted(t), "--record", record,
+	h := startServe(t, "--policy", annotated(t, scripted(t)), "--record", record,
 		"--settings-json", `{"response":{"accepted":false,"message":"no","code":403}}`)
 	want := `{` + deployUID + `,"allowed":false,"status":{"message":"no","code":403},"auditAnnotations":null,"warnings":null}`
 	if got := h.review(t); got != want {
@@ -137,7 +183,7 @@ func TestServe_AnswersOverTLSUntilCancelledAndRecordsEachRequest(t *testing.T) {
 }
 
 func TestServe_ALogEntryPolicyServerRefusesIsAnErrorLine(t *testing.T) {
-	h := startServe(t, "--policy", fidelityGuest(t), "--settings-json", `{"mode":"warn"}`)
+	h := startServe(t, "--policy", annotated(t, fidelityGuest(t)), "--settings-json", `{"mode":"warn"}`)
 	if got := h.review(t); !strings.Contains(got, `"allowed":true`) {
 		t.Errorf("response %s", got)
 	}

@@ -2,7 +2,10 @@ package kwctl
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
+	"strings"
 
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/serdejson"
 )
@@ -31,11 +34,9 @@ func ParsePayload(s string) (Payload, error) {
 	return "", fmt.Errorf("--payload %q: want %q or %q", s, PayloadPolicyServer, PayloadRaw)
 }
 
-// RequestError is a request that policy-server refuses before any policy runs (its web framework
-// answers HTTP 422 for a body that is JSON but not an AdmissionReview it can read, 400 for one
-// that is not JSON).
+// RequestError is a request that policy-server refuses before any policy runs.
 type RequestError struct {
-	NotJSON bool
+	NotJSON bool // serde_json refused the text itself (a syntax error): HTTP 400, else 422
 	Err     error
 }
 
@@ -44,6 +45,52 @@ func (e *RequestError) Error() string {
 }
 
 func (e *RequestError) Unwrap() error { return e.Err }
+
+// PolicyServerAnswer is the HTTP status and message policy-server answers a review it refuses with:
+// its web framework (axum's Json extractor) says 400 for a body serde_json cannot parse, 422 for one
+// its typed AdmissionReview refuses, and policy-server writes {"message": ..., "status": ...}. The
+// reason is serde's, after serde_path_to_error's path ("request: missing field `userInfo`"); where
+// policy-server adds serde_json's line and column, the stand-in gives a byte offset or nothing.
+func (e *RequestError) PolicyServerAnswer() (status int, message string) {
+	if e.NotJSON {
+		return http.StatusBadRequest, "Failed to parse the request body as JSON: " + e.Err.Error()
+	}
+	return http.StatusUnprocessableEntity, "Failed to deserialize the JSON body into the target type: " + e.Err.Error()
+}
+
+// typedError is a member serde's typed structs refuse, with serde_path_to_error's path to the value
+// that failed: the struct for a missing or duplicate member, the member itself for a wrong type.
+type typedError struct {
+	path []string // outermost first; an array index is "[i]"
+	msg  string
+}
+
+func (e *typedError) Error() string {
+	var b strings.Builder
+	for i, seg := range e.path {
+		if i > 0 && !strings.HasPrefix(seg, "[") {
+			b.WriteByte('.')
+		}
+		b.WriteString(seg)
+	}
+	if b.Len() == 0 {
+		return e.msg
+	}
+	return b.String() + ": " + e.msg
+}
+
+func typedErrorf(format string, args ...any) error {
+	return &typedError{msg: fmt.Sprintf(format, args...)}
+}
+
+// at puts err, refused within member (or array index) seg, on the path.
+func at(seg string, err error) error {
+	var te *typedError
+	if !errors.As(err, &te) {
+		return &typedError{path: []string{seg}, msg: err.Error()}
+	}
+	return &typedError{path: append([]string{seg}, te.path...), msg: te.msg}
+}
 
 // The typed structs' members: a derived serde struct refuses a duplicate member and ignores unknown
 // ones; Option members accept null as absent.
@@ -85,12 +132,12 @@ func typedRequest(v serdejson.Value) (serdejson.Value, error) {
 func reqStruct(fields []field) func(serdejson.Value) (serdejson.Value, bool, error) {
 	return func(v serdejson.Value) (serdejson.Value, bool, error) {
 		if v.Kind != serdejson.Object {
-			return v, false, fmt.Errorf("invalid type: %s, expected a struct", v.Kind)
+			return v, false, typedErrorf("invalid type: %s, expected a struct", v.Kind)
 		}
 		out := serdejson.Obj()
 		for _, f := range fields {
 			if dup := v.Duplicate(f.name); dup != "" {
-				return v, false, fmt.Errorf("duplicate field `%s`", dup)
+				return v, false, typedErrorf("duplicate field `%s`", dup)
 			}
 			member, present := v.Get(f.name)
 			if !present {
@@ -99,9 +146,9 @@ func reqStruct(fields []field) func(serdejson.Value) (serdejson.Value, bool, err
 			got, ok, err := f.read(member)
 			if err != nil {
 				if !present {
-					return v, false, fmt.Errorf("missing field `%s`", f.name)
+					return v, false, typedErrorf("missing field `%s`", f.name)
 				}
-				return v, false, fmt.Errorf("%s: %w", f.name, err)
+				return v, false, at(f.name, err)
 			}
 			if ok {
 				out.Members = append(out.Members, serdejson.Member{Key: f.name, Value: got})
@@ -122,14 +169,14 @@ func optional(read func(serdejson.Value) (serdejson.Value, bool, error)) func(se
 
 func reqString(v serdejson.Value) (serdejson.Value, bool, error) {
 	if v.Kind != serdejson.String {
-		return v, false, fmt.Errorf("invalid type: %s, expected a string", v.Kind)
+		return v, false, typedErrorf("invalid type: %s, expected a string", v.Kind)
 	}
 	return v, true, nil
 }
 
 func reqBool(v serdejson.Value) (serdejson.Value, bool, error) {
 	if v.Kind != serdejson.Bool {
-		return v, false, fmt.Errorf("invalid type: %s, expected a boolean", v.Kind)
+		return v, false, typedErrorf("invalid type: %s, expected a boolean", v.Kind)
 	}
 	return v, true, nil
 }
@@ -138,11 +185,11 @@ func anyValue(v serdejson.Value) (serdejson.Value, bool, error) { return v, true
 
 func stringList(v serdejson.Value) (serdejson.Value, bool, error) {
 	if v.Kind != serdejson.Array {
-		return v, false, fmt.Errorf("invalid type: %s, expected a sequence", v.Kind)
+		return v, false, typedErrorf("invalid type: %s, expected a sequence", v.Kind)
 	}
-	for _, el := range v.Elems {
+	for i, el := range v.Elems {
 		if _, _, err := reqString(el); err != nil {
-			return v, false, err
+			return v, false, at(fmt.Sprintf("[%d]", i), err)
 		}
 	}
 	return v, true, nil
@@ -152,7 +199,7 @@ func stringList(v serdejson.Value) (serdejson.Value, bool, error) {
 // a repeated member replaces the earlier one instead of failing.
 func userInfo(v serdejson.Value) (serdejson.Value, bool, error) {
 	if v.Kind != serdejson.Object {
-		return v, false, fmt.Errorf("invalid type: %s, expected UserInfo", v.Kind)
+		return v, false, typedErrorf("invalid type: %s, expected UserInfo", v.Kind)
 	}
 	out := serdejson.Obj()
 	for _, f := range []field{
@@ -165,7 +212,7 @@ func userInfo(v serdejson.Value) (serdejson.Value, bool, error) {
 		}
 		got, ok, err := f.read(member)
 		if err != nil {
-			return v, false, fmt.Errorf("userInfo.%s: %w", f.name, err)
+			return v, false, at(f.name, err)
 		}
 		if ok {
 			out.Members = append(out.Members, serdejson.Member{Key: f.name, Value: got})
@@ -176,11 +223,11 @@ func userInfo(v serdejson.Value) (serdejson.Value, bool, error) {
 
 func stringListMap(v serdejson.Value) (serdejson.Value, bool, error) {
 	if v.Kind != serdejson.Object {
-		return v, false, fmt.Errorf("invalid type: %s, expected a map", v.Kind)
+		return v, false, typedErrorf("invalid type: %s, expected a map", v.Kind)
 	}
 	for _, m := range v.Members {
 		if _, _, err := stringList(m.Value); err != nil {
-			return v, false, err
+			return v, false, at(m.Key, err)
 		}
 	}
 	return v, true, nil

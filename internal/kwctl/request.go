@@ -50,6 +50,12 @@ func ParseRequest(input []byte, form Payload) (*Request, error) {
 		raw = top.Request
 	}
 
+	return RequestOf(raw)
+}
+
+// RequestOf reads the host's fields from a bare AdmissionRequest, refusing one without the members
+// kwctl's typed AdmissionRequest requires.
+func RequestOf(raw json.RawMessage) (*Request, error) {
 	var fields struct {
 		UID  *string `json:"uid"`
 		Kind *struct {
@@ -88,6 +94,44 @@ func isObject(raw json.RawMessage) bool {
 	return len(raw) > 0 && raw[0] == '{'
 }
 
+// ReadReview reads an HTTP body as policy-server's /validate reads it: serde_json from the body's root
+// (so its nesting limit counts the review's own level) into its typed AdmissionReview, whose `kind` and
+// `apiVersion` are optional strings and whose `request` is its typed AdmissionRequest. It returns the
+// request in the form policy-server hands the policy; a *RequestError is what policy-server refuses
+// before any policy runs, and its PolicyServerAnswer what it answers.
+func ReadReview(body []byte) (json.RawMessage, error) {
+	top, err := serdejson.Parse(body)
+	if err != nil {
+		return nil, &RequestError{NotJSON: true, Err: err}
+	}
+	if top.Kind != serdejson.Object {
+		return nil, &RequestError{Err: typedErrorf("invalid type: %s, expected struct AdmissionReviewRequest", top.Kind)}
+	}
+	if dup := top.Duplicate("kind", "apiVersion", "request"); dup != "" {
+		return nil, &RequestError{Err: typedErrorf("duplicate field `%s`", dup)}
+	}
+	for _, name := range []string{"kind", "apiVersion"} {
+		if v, ok := top.Get(name); ok && v.Kind != serdejson.Null && v.Kind != serdejson.String {
+			return nil, &RequestError{Err: at(name, typedErrorf("invalid type: %s, expected a string", v.Kind))}
+		}
+	}
+	r, ok := top.Get("request")
+	if !ok {
+		return nil, &RequestError{Err: typedErrorf("missing field `request`")}
+	}
+	return reviewRequest(r)
+}
+
+// reviewRequest reads a review's request member as policy-server's typed AdmissionRequest and writes it
+// in policy-server's form.
+func reviewRequest(r serdejson.Value) ([]byte, error) {
+	out, err := typedRequest(r)
+	if err != nil {
+		return nil, &RequestError{Err: at("request", err)}
+	}
+	return serdejson.Marshal(out), nil
+}
+
 // policyServerInput finds the AdmissionRequest in input (a review or a bare request) and returns
 // it in policy-server's form. The whole input is read as serde_json reads it, so its nesting limit
 // counts from the review's root, as it does for the body policy-server receives.
@@ -97,20 +141,19 @@ func policyServerInput(input []byte) ([]byte, error) {
 		return nil, &RequestError{NotJSON: true, Err: err}
 	}
 	if top.Kind != serdejson.Object {
-		return nil, &RequestError{Err: fmt.Errorf("invalid type: %s, expected an AdmissionReview or an AdmissionRequest", top.Kind)}
+		return nil, &RequestError{Err: typedErrorf("invalid type: %s, expected an AdmissionReview or an AdmissionRequest", top.Kind)}
 	}
-	req := top
 	kind, _ := top.Get("kind")
 	if r, ok := top.Get("request"); (kind.Kind == serdejson.String && kind.Text == "AdmissionReview") || (ok && r.Kind == serdejson.Object) {
 		if top.Duplicate("request") != "" {
-			return nil, &RequestError{Err: errors.New("duplicate field `request`")}
+			return nil, &RequestError{Err: typedErrorf("duplicate field `request`")}
 		}
 		if !ok || r.Kind != serdejson.Object {
 			return nil, &RequestError{Err: errors.New("invalid AdmissionReview object: it has no request object")}
 		}
-		req = r
+		return reviewRequest(r)
 	}
-	out, err := typedRequest(req)
+	out, err := typedRequest(top)
 	if err != nil {
 		return nil, &RequestError{Err: err}
 	}

@@ -110,6 +110,7 @@ func Snapshot(ctx context.Context, wasm []byte) ([]byte, Report, error) {
 	if m.find(secDataCount) != nil {
 		m.set(secDataCount, appendLen(nil, segments))
 	}
+	dropDataNames(m)
 	if err := emptyFunction(m, int(start.index)-importedFuncs); err != nil {
 		return nil, Report{}, err
 	}
@@ -450,6 +451,34 @@ func globalNamed(m *module, name string) int {
 		}
 	}
 	return -1
+}
+
+// dropDataNames removes the data segments' names from the name section: they named TinyGo's segments,
+// which the snapshot's, cut from memory, replace. Left in, `kwctl annotate` (walrus) warns for every name
+// past the last segment. A name section it cannot read is dropped whole: names are for debuggers and
+// profilers, never for running the module.
+func dropDataNames(m *module) {
+	const dataNames = 9 // the (extended) name section's subsection of data segment names
+	for i := 0; i < len(m.sections); i++ {
+		s := m.sections[i]
+		r := &reader{b: s.body}
+		if s.id != secCustom || string(r.bytes()) != "name" || r.err != nil {
+			continue
+		}
+		body := append([]byte(nil), s.body[:r.off]...)
+		for r.off < len(r.b) && r.err == nil {
+			start := r.off
+			if id := r.byte(); r.bytes() != nil && id != dataNames {
+				body = append(body, r.b[start:r.off]...)
+			}
+		}
+		if r.err != nil {
+			m.sections = append(m.sections[:i], m.sections[i+1:]...)
+			i--
+			continue
+		}
+		m.sections[i].body = body
+	}
 }
 
 // i32Constant reads an initialiser that is one i32.const.

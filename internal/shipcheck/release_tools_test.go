@@ -118,6 +118,31 @@ func wantInOrder(t *testing.T, where string, lines, want []string) {
 	}
 }
 
+// The release attaches one module, the one it pushes: policy-server refuses a module `kwctl annotate` has
+// not written ("Policy is missing protocol version ..."), so the plain policy.wasm is never published.
+// hack/build-preflight.sh copies the module it is given to dist/policy.wasm, the name users download.
+func TestRelease_AttachesOnlyTheAnnotatedModule(t *testing.T) {
+	lines := stepScripts(loadWorkflow(t, "release.yml").Jobs["release"])
+	from := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "gh release upload") })
+	if from < 0 {
+		t.Fatal("release.yml uploads nothing")
+	}
+	var modules []string
+	for _, f := range strings.Fields(strings.Join(lines[from:], " ")) {
+		if strings.HasSuffix(f, ".wasm") {
+			modules = append(modules, f)
+		}
+	}
+	if !slices.Equal(modules, []string{"dist/policy.wasm"}) {
+		t.Errorf("release.yml attaches the modules %q, want dist/policy.wasm alone", modules)
+	}
+	for _, l := range lines {
+		if f := strings.Fields(l); len(f) == 4 && f[0] == "hack/build-preflight.sh" && f[3] != "annotated-policy.wasm" {
+			t.Errorf("dist/policy.wasm is a copy of %s, not of annotated-policy.wasm, the module pushed", f[3])
+		}
+	}
+}
+
 // The pre-flight command (README "Pre-flight check") is released as the module is: built by the script the
 // rehearsal runs too, checked before anything is published, its SHA256SUMS signed keylessly, and attached
 // with the module to the release that is then published.
@@ -126,12 +151,12 @@ func TestRelease_PreflightIsBuiltCheckedSignedAndAttached(t *testing.T) {
 	lines := stepScripts(job)
 	wantInOrder(t, "release.yml job release", lines, []string{
 		"make e2e-tests POLICY=annotated-policy.wasm",
-		`hack/build-preflight.sh "$VERSION" dist policy.wasm`,
+		`hack/build-preflight.sh "$VERSION" dist annotated-policy.wasm`,
 		`hack/check-preflight.sh "$VERSION" dist internal/preflight/testdata/adoption-objects.json`,
 		`cosign sign-blob --yes --new-bundle-format=true --use-signing-config=true \`,
 		`--bundle dist/SHA256SUMS.bundle.sigstore dist/SHA256SUMS`,
 		`ref=$(kwctl push -o json annotated-policy.wasm`,
-		`gh release upload "$GITHUB_REF_NAME" policy.wasm`,
+		`gh release upload "$GITHUB_REF_NAME" dist/policy.wasm`,
 		`gh release edit "$GITHUB_REF_NAME" --draft=false`,
 	})
 	upload := strings.Join(lines[slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "gh release upload") }):], " ")

@@ -6,7 +6,8 @@
 // It is a test host, not a production server: one policy, no policy groups, no monitor mode, no
 // metrics, no client authentication, no context-aware host calls and no certificate reloading. Use
 // Kubewarden's policy-server in a cluster. What it shares with policy-server is what the tests rely
-// on: the settings are validated once at start-up (and refused as policy-server refuses them), every
-// request is evaluated in a fresh instance, and the AdmissionResponse (uid, allowed, JSONPatch,
+// on: the settings are validated once at start-up (and refused as policy-server refuses them), a review
+// is read as policy-server reads it (what it refuses before any policy runs gets its HTTP status and
+// message), every request is evaluated in a fresh instance, and the AdmissionResponse (uid, allowed, JSONPatch,
 // status, warnings) is built by package kwctl exactly as kwctl and policy-server build it.
 package webhook

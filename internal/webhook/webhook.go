@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"runtime"
 	"strings"
@@ -131,47 +132,59 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusMethodNotAllowed, "an AdmissionReview must be POSTed")
 		return
 	}
-	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
-		fail(http.StatusUnsupportedMediaType, "Content-Type %q: want application/json", ct)
+	// What policy-server refuses before any policy runs, it answers as its web framework does (axum's
+	// Json extractor): the status, and {"message": ..., "status": ...}.
+	refuse := func(code int, msg string) {
+		h.logf("%s %s %s -> HTTP %d: %s", start.UTC().Format(time.RFC3339Nano), r.Method, r.URL.Path, code, msg)
+		out, _ := json.Marshal(struct {
+			Message string `json:"message"`
+			Status  int    `json:"status"`
+		}{msg, code})
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		_, _ = w.Write(out)
+	}
+	if !jsonContentType(r.Header.Get("Content-Type")) {
+		refuse(http.StatusUnsupportedMediaType, "Expected request with `Content-Type: application/json`")
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			fail(http.StatusRequestEntityTooLarge, "the AdmissionReview is larger than %d bytes", tooBig.Limit)
+			refuse(http.StatusRequestEntityTooLarge, "Failed to buffer the request body: length limit exceeded")
 			return
 		}
 		fail(http.StatusBadRequest, "cannot read the body: %v", err)
 		return
 	}
+	typed, err := kwctl.ReadReview(body)
+	if reqErr := (*kwctl.RequestError)(nil); errors.As(err, &reqErr) {
+		refuse(reqErr.PolicyServerAnswer())
+		return
+	}
+	// policy-server reads its typed review whatever apiVersion and kind say; the stand-in also wants
+	// v1, since v1beta1 would want a v1beta1 answer and the webhook configuration asks for v1 only.
 	var rv review
 	if err := json.Unmarshal(body, &rv); err != nil {
 		fail(http.StatusBadRequest, "the body is not an AdmissionReview: %v", err)
 		return
 	}
-	// v1beta1 would want a v1beta1 answer; the webhook configuration asks for v1 only.
 	if rv.APIVersion != "admission.k8s.io/v1" || rv.Kind != "AdmissionReview" {
 		fail(http.StatusBadRequest, "want an admission.k8s.io/v1 AdmissionReview, got apiVersion %q kind %q", rv.APIVersion, rv.Kind)
 		return
 	}
-	if len(rv.Request) == 0 || rv.Request[0] != '{' {
-		fail(http.StatusBadRequest, "the AdmissionReview has no request object")
-		return
+	input := typed
+	if h.opts.Payload == kwctl.PayloadRaw {
+		input = rv.Request
 	}
-	req, err := kwctl.ParseRequest(rv.Request, h.opts.Payload)
-	var reqErr *kwctl.RequestError
-	switch {
-	case errors.As(err, &reqErr) && !reqErr.NotJSON:
-		// policy-server's typed AdmissionReview refuses it: its web framework answers 422.
-		fail(http.StatusUnprocessableEntity, "%v", err)
-		return
-	case err != nil:
+	req, err := kwctl.RequestOf(input)
+	if err != nil {
 		fail(http.StatusBadRequest, "%v", err)
 		return
 	}
 	var info requestInfo
-	_ = json.Unmarshal(rv.Request, &info) // ParseRequest has checked it is an object; the rest is for the log
+	_ = json.Unmarshal(rv.Request, &info) // ReadReview has checked it is an object; the rest is for the log
 
 	ctx, cancel := context.WithTimeout(r.Context(), h.timeout(r))
 	defer cancel()
@@ -201,6 +214,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.opts.Record != nil {
 		h.record(start, req, &info, resp, took)
 	}
+}
+
+// jsonContentType is axum's test of a JSON body: application/json, or an application/*+json type.
+func jsonContentType(header string) bool {
+	mt, _, err := mime.ParseMediaType(header)
+	return err == nil && (mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")))
 }
 
 // timeout is the shorter of the configured bound and the API server's own (?timeout=10s).

@@ -226,30 +226,93 @@ func TestServe_ConcurrentRequestsEachGetTheirOwnAnswer(t *testing.T) {
 	}
 }
 
-func TestServe_BadRequestsAreHTTPErrors(t *testing.T) {
+// What policy-server refuses before any policy runs gets its status and its words, in its JSON body.
+func TestServe_RefusesWhatPolicyServerRefusesBeforeThePolicyRuns(t *testing.T) {
 	host := loadHost(t, guesttest.Guest(t, "internal/kwctl/testdata/scripted"))
 	ts := server(t, host, webhook.Options{MaxBodyBytes: 4096})
+	const (
+		syntax = "Failed to parse the request body as JSON: "
+		typed  = "Failed to deserialize the JSON body into the target type: "
+		head   = `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":`
+		ids    = `"uid":"u1","kind":{"group":"","version":"v1","kind":"Pod"},"resource":{"group":"","version":"v1","resource":"pods"}`
+	)
+	request := func(members string) string { return head + `{` + ids + members + `}}` }
+	// The review is the first level, the request the second: 127 levels parse, 128 do not.
+	nested := func(levels int) string {
+		return request(`,"operation":"CREATE","userInfo":{},"object":` + strings.Repeat("[", levels-2) + strings.Repeat("]", levels-2))
+	}
 	for _, tc := range []struct {
-		name, method, contentType, body string
-		code                            int
-		message                         string
+		name, contentType, body string
+		code                    int
+		message                 string
 	}{
-		{"not JSON", "POST", "application/json", `{"apiVersion":`, 400, "the body is not an AdmissionReview"},
-		{"not a review", "POST", "application/json", `[1,2]`, 400, "the body is not an AdmissionReview"},
-		{"v1beta1", "POST", "application/json", `{"apiVersion":"admission.k8s.io/v1beta1","kind":"AdmissionReview","request":{}}`, 400, `got apiVersion "admission.k8s.io/v1beta1"`},
-		{"no request", "POST", "application/json", `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}`, 400, "the AdmissionReview has no request object"},
-		{"request without uid", "POST", "application/json", `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"kind":{}}}`, 422, "missing field `uid`"},
-		{"duplicate request member", "POST", "application/json", `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"a","uid":"b"}}`, 422, "duplicate field `uid`"},
-		{"lone surrogate", "POST", "application/json", `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"\ud800"}}`, 400, "hex escape"},
-		{"too large", "POST", "application/json", `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"x":"` + strings.Repeat("a", 5000) + `"}}`, 413, "larger than 4096 bytes"},
-		{"not JSON content", "POST", "text/plain", `{}`, 415, `Content-Type "text/plain"`},
-		{"GET", "GET", "", ``, 405, "must be POSTed"},
+		{"not JSON", "application/json", `{"apiVersion":`, 400, syntax + "EOF while parsing a value"},
+		{"nested 127 deep", "application/json", nested(127), 200, ""},
+		{"nested 128 deep", "application/json", nested(128), 400, syntax + "recursion limit exceeded"},
+		{"lone surrogate", "application/json", request(`,"operation":"CREATE","userInfo":{},"object":{"a":"\ud800"}`), 400, syntax + "unexpected end of hex escape"},
+		{"lone trailing surrogate", "application/json", request(`,"operation":"CREATE","userInfo":{"username":"\udc00"}`), 400, syntax + "lone leading surrogate in hex escape"},
+		{"not a review", "application/json", `[1,2]`, 422, typed + "invalid type: an array, expected struct AdmissionReviewRequest"},
+		{"no request", "application/json", `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}`, 422, typed + "missing field `request`"},
+		{"two requests", "application/json", `{"request":{},"request":{}}`, 422, typed + "duplicate field `request`"},
+		{"no userInfo", "application/json", request(`,"operation":"CREATE"`), 422, typed + "request: missing field `userInfo`"},
+		{"no userInfo on DELETE", "application/json", request(`,"operation":"DELETE"`), 422, typed + "request: missing field `userInfo`"},
+		{"userInfo null", "application/json", request(`,"operation":"CREATE","userInfo":null`), 422, typed + "request.userInfo: invalid type: null"},
+		{"groups not strings", "application/json", request(`,"operation":"CREATE","userInfo":{"groups":["a",1]}`), 422, typed + "request.userInfo.groups[1]: invalid type"},
+		{"no uid", "application/json", head + `{"kind":{}}}`, 422, typed + "request: missing field `uid`"},
+		{"two operations", "application/json", request(`,"operation":"CREATE","userInfo":{},"operation":"DELETE"`), 422, typed + "request: duplicate field `operation`"},
+		{"two kinds in kind", "application/json", strings.Replace(request(`,"operation":"CREATE","userInfo":{}`), `"kind":"Pod"`, `"kind":"Pod","kind":"Job"`, 1), 422, typed + "request.kind: duplicate field `kind`"},
+		{"too large", "application/json", request(`,"x":"` + strings.Repeat("a", 5000) + `"`), 413, "Failed to buffer the request body: length limit exceeded"},
+		{"not JSON content", "text/plain", `{}`, 415, "Expected request with `Content-Type: application/json`"},
+		{"no content type", "", `{}`, 415, "Expected request with `Content-Type: application/json`"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			req, _ := http.NewRequest(tc.method, ts.URL+"/validate", strings.NewReader(tc.body))
+			req, _ := http.NewRequest(http.MethodPost, ts.URL+"/validate", strings.NewReader(tc.body))
 			if tc.contentType != "" {
 				req.Header.Set("Content-Type", tc.contentType)
 			}
+			resp, err := ts.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tc.code {
+				t.Fatalf("HTTP %d %s, want %d %q", resp.StatusCode, body, tc.code, tc.message)
+			}
+			if tc.code == http.StatusOK {
+				return
+			}
+			var answer struct {
+				Message string `json:"message"`
+				Status  int    `json:"status"`
+			}
+			if err := json.Unmarshal(body, &answer); err != nil || answer.Status != tc.code || !strings.HasPrefix(answer.Message, tc.message) {
+				t.Errorf("body %s (%v), want policy-server's {\"message\": %q..., \"status\": %d}", body, err, tc.message, tc.code)
+			}
+		})
+	}
+}
+
+// The stand-in's own refusals, where policy-server would read on: stricter, in plain text.
+func TestServe_TheStandInsOwnRefusals(t *testing.T) {
+	host := loadHost(t, guesttest.Guest(t, "internal/kwctl/testdata/scripted"))
+	ts := server(t, host, webhook.Options{})
+	request, err := os.ReadFile(podAlice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, method, body string
+		code               int
+		message            string
+	}{
+		{"v1beta1", http.MethodPost, `{"apiVersion":"admission.k8s.io/v1beta1","kind":"AdmissionReview","request":` + string(request) + `}`, 400, `got apiVersion "admission.k8s.io/v1beta1"`},
+		{"no apiVersion", http.MethodPost, `{"request":` + string(request) + `}`, 400, `got apiVersion ""`},
+		{"GET", http.MethodGet, ``, 405, "must be POSTed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _ := http.NewRequest(tc.method, ts.URL+"/validate", strings.NewReader(tc.body))
+			req.Header.Set("Content-Type", "application/json")
 			resp, err := ts.Client().Do(req)
 			if err != nil {
 				t.Fatal(err)
@@ -277,7 +340,7 @@ func TestServe_LogsOneLinePerRequestAndRecordsTheUserInfoAsSent(t *testing.T) {
 	if want := `CREATE v1 Pod team-a/analytics-7d9f8b6c5-x2x7k by "alice" ["devops" "system:authenticated"] -> allowed, patched (1 op) in `; !strings.Contains(lines[0], want) {
 		t.Errorf("log line %q\nwant it to contain %q", lines[0], want)
 	}
-	if !strings.Contains(lines[1], "-> HTTP 400: the body is not an AdmissionReview") {
+	if !strings.Contains(lines[1], "-> HTTP 400: Failed to parse the request body as JSON: ") {
 		t.Errorf("log line %q", lines[1])
 	}
 

@@ -252,7 +252,7 @@ start_kwhost() {
   local settings=${1:-"{}"}
   stop kwhost
   echo "--- settings $settings" >> "$RUN/logs/kwhost.log"
-  start kwhost "$KWHOST" serve --policy "$POLICY" --settings-json "$settings" \
+  start kwhost "$KWHOST" serve --policy "$POLICY" --allow-unannotated --settings-json "$settings" \
     --cert-file "$PKI/webhook.crt" --key-file "$PKI/webhook.key" \
     --listen "127.0.0.1:$WEBHOOK_PORT" --record "$RUN/reviews.jsonl"
   echo "$settings" > "$RUN/kwhost.settings"

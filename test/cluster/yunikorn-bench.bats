@@ -48,7 +48,7 @@ cpu_ticks() { awk '{print $14 + $15}' "/proc/$(cat "$RUN/pids/$1.pid")/stat"; }
 # kwhost_norecord MODULE TAG: kwhost restarted as start_kwhost does, without --record, serving MODULE
 kwhost_norecord() {
   stop kwhost
-  start kwhost "$KWHOST" serve --policy "$1" --settings-json '{}' \
+  start kwhost "$KWHOST" serve --policy "$1" --allow-unannotated --settings-json '{}' \
     --cert-file "$PKI/webhook.crt" --key-file "$PKI/webhook.key" --listen "127.0.0.1:$WEBHOOK_PORT"
   echo "$2" > "$RUN/kwhost.settings"
   wait_until 30 "kwhost serve /healthz" curl -sf --max-time 2 --cacert "$PKI/ca.crt" "https://127.0.0.1:$WEBHOOK_PORT/healthz"
