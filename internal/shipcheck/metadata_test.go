@@ -96,7 +96,8 @@ func TestMetadata_AnnotationValues(t *testing.T) {
 		key     string
 		pattern string
 	}{
-		{annVersion, `^\d+\.\d+\.\d+$`}, // kwctl scaffold artifacthub wants semver; the tag is v<version>
+		// kwctl scaffold artifacthub wants semver; the tag is v<version>; between releases <next>-unreleased.
+		{annVersion, `^\d+\.\d+\.\d+(-unreleased)?$`},
 		{annLicense, `^Apache-2\.0$`},   // the LICENSE file
 		{annOCIURL, `^ghcr\.io/seed-a6d343df/policies/yunikorn-user-info$`},
 		{annAuthor, `^[^<>]+ <[^<>@\s]+@[^<>@\s]+>$`}, // "Name <email>": kwctl turns it into Artifact Hub maintainers
