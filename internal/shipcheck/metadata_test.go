@@ -98,7 +98,7 @@ func TestMetadata_AnnotationValues(t *testing.T) {
 	}{
 		// kwctl scaffold artifacthub wants semver; the tag is v<version>; between releases <next>-unreleased.
 		{annVersion, `^\d+\.\d+\.\d+(-unreleased)?$`},
-		{annLicense, `^Apache-2\.0$`},   // the LICENSE file
+		{annLicense, `^Apache-2\.0$`}, // the LICENSE file
 		{annOCIURL, `^ghcr\.io/seed-a6d343df/policies/yunikorn-user-info$`},
 		{annAuthor, `^[^<>]+ <[^<>@\s]+@[^<>@\s]+>$`}, // "Name <email>": kwctl turns it into Artifact Hub maintainers
 		{annURL, `^https://github\.com/seed-a6d343df/yunikorn-user-info-policy$`},
