@@ -4,7 +4,9 @@
 # artifacthub-repo.yml and README.md as they are in TAG, flat at the branch's root, which is where an
 # Artifact Hub "Kubewarden policies" repository points. Each release adds one commit to the branch; a
 # release whose files are already there adds nothing. The commit is built with git plumbing, so the
-# working tree and the checked-out branch are left alone.
+# working tree and the checked-out branch are left alone. kwctl's policy link names the release's policy.wasm,
+# which policy-server cannot load (it lacks kwctl annotate's metadata): the package links the release's
+# annotated-policy.wasm instead.
 set -euo pipefail
 tag="${1:?usage: push-artifacthub.sh TAG PKG}"
 pkg="${2:?usage: push-artifacthub.sh TAG PKG}"
@@ -17,7 +19,10 @@ if [ "v$pkg_version" != "$tag" ]; then
   exit 1
 fi
 
-pkg_blob="$(git hash-object -w "$pkg")"
+annotated="$(mktemp)"
+trap 'rm -f "$annotated"' EXIT
+sed "s#\(/releases/download/$tag\)/policy\.wasm\$#\1/annotated-policy.wasm#" "$pkg" > "$annotated"
+pkg_blob="$(git hash-object -w "$annotated")"
 repo_blob="$(git rev-parse "$tag:artifacthub-repo.yml")"
 readme_blob="$(git rev-parse "$tag:README.md")"
 tree="$(printf '100644 blob %s\t%s\n' \

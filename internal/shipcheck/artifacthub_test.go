@@ -68,7 +68,8 @@ func TestArtifactHub_FieldsComeFromMetadata(t *testing.T) {
 		{"license", pkg.License, ann[annLicense]},
 		{"homeURL", pkg.HomeURL, ann[annURL]},
 		{"containersImages", imagesOf(pkg), "policy=" + image},
-		{"links", linksOf(pkg), "policy=" + ann[annSource] + "/releases/download/v" + ann[annVersion] + "/policy.wasm, source=" + ann[annSource]},
+		// the annotated module: policy-server cannot load policy.wasm, which kwctl's link names
+		{"links", linksOf(pkg), "policy=" + ann[annSource] + "/releases/download/v" + ann[annVersion] + "/annotated-policy.wasm, source=" + ann[annSource]},
 		{"keywords", strings.Join(pkg.Keywords, ", "), strings.Join(splitList(ann[annAHKeywords]), ", ")},
 		{"maintainers", maintainersOf(pkg), ann[annAuthor]},
 		{"provider", pkg.Provider.Name, "kubewarden"},
@@ -116,8 +117,8 @@ func TestArtifactHub_MutationAndResources(t *testing.T) {
 	if got := pkg.Annotations["kubewarden/mutation"]; got != "true" {
 		t.Errorf("kubewarden/mutation = %q, want \"true\": the policy mutates", got)
 	}
-	if got, want := pkg.Annotations["kubewarden/resources"], md.Annotations[annResources]; got != want {
-		t.Errorf("kubewarden/resources = %q, want io.kubewarden.policy.resources %q", got, want)
+	if got, want := pkg.Annotations["kubewarden/resources"], md.Annotations[annAHResources]; got != want {
+		t.Errorf("kubewarden/resources = %q, want io.artifacthub.resources %q (what kwctl copies it from)", got, want)
 	}
 	if got, ok := pkg.Annotations["kubewarden/contextAwareResources"]; ok {
 		t.Errorf("kubewarden/contextAwareResources = %q, want none: metadata.yml has no contextAwareResources", got)

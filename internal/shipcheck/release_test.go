@@ -247,7 +247,7 @@ func TestRelease_PushArtifactHubBranch(t *testing.T) {
 	git(work, "commit", "-qm", "one")
 	git(work, "tag", "v0.1.0")
 	git(work, "remote", "add", "origin", remote)
-	writeFile(t, work, "pkg.yml", "version: 0.1.0\nname: yunikorn-user-info\n")
+	writeFile(t, work, "pkg.yml", "version: 0.1.0\nname: yunikorn-user-info\nlinks:\n- name: policy\n  url: https://github.com/o/r/releases/download/v0.1.0/policy.wasm\n")
 
 	push := func(tag string) string {
 		t.Helper()
@@ -261,7 +261,8 @@ func TestRelease_PushArtifactHubBranch(t *testing.T) {
 	if got := git(remote, "ls-tree", "--name-only", "artifacthub"); got != "README.md\nartifacthub-pkg.yml\nartifacthub-repo.yml" {
 		t.Errorf("artifacthub branch holds %q", got)
 	}
-	if got := git(remote, "show", "artifacthub:artifacthub-pkg.yml"); got != "version: 0.1.0\nname: yunikorn-user-info" {
+	// kwctl links policy.wasm, which policy-server cannot load: the package links the annotated module.
+	if got := git(remote, "show", "artifacthub:artifacthub-pkg.yml"); got != "version: 0.1.0\nname: yunikorn-user-info\nlinks:\n- name: policy\n  url: https://github.com/o/r/releases/download/v0.1.0/annotated-policy.wasm" {
 		t.Errorf("artifacthub-pkg.yml on the branch = %q", got)
 	}
 	if out := push("v0.1.0"); !strings.Contains(out, "already holds") {
