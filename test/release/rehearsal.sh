@@ -36,6 +36,7 @@ if [ -z "${REHEARSAL_INSIDE:-}" ]; then
     REHEARSAL_INSIDE=1 timeout 600 unshare -rn bash -c 'ip link set lo up && exec "$0"' "$0"
   else
     echo "rehearsal: no user namespace here: relying on cosign's and syft's offline flags alone"
+    "$root/hack/stage-note.sh" part "the release rehearsal ran without a network namespace of its own (unshare -rn refused)"
     REHEARSAL_INSIDE=1 timeout 600 "$0"
   fi
   # The pulled module is byte for byte policy.wasm (checked above), which the e2e-tests stage runs too:
