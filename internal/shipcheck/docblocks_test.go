@@ -1,7 +1,6 @@
 package shipcheck
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -195,7 +194,7 @@ func TestDocs_BlockCheckRefusesBrokenBlocks(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			problems := checkDocBlock(docBlock{file: "test", lang: tc.lang, text: tc.text})
-			if !bytes.Contains([]byte(strings.Join(problems, "\n")), []byte(tc.want)) {
+			if !strings.Contains(strings.Join(problems, "\n"), tc.want) {
 				t.Errorf("problems %q, want one naming %q", problems, tc.want)
 			}
 		})
