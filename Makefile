@@ -24,7 +24,7 @@ PREFLIGHT    := $(BUILD)/yunikorn-user-info-preflight
 # guest, large requests 5-11% (make bench, by the min). The policy never panics (docs/rules.md "Bad input");
 # should it, the host reports the trap with the names of the functions on the stack, as before.
 TINYGO_FLAGS ?= -target=wasi -no-debug -opt=2 -scheduler=none -panic=trap -ldflags=-extldflags=--initial-memory=393216
-# test/e2e/e2e.bats runs `$(KWCTL) run ...`: the real kwctl when it is installed, the project's host otherwise.
+# e2e.bats runs `$(KWCTL) run ...`: the real kwctl when it is installed, the project's host otherwise.
 KWCTL        ?= $(shell command -v kwctl 2>/dev/null || echo $(KWHOST))
 GOLANGCI_LINT := $(TOOLS)/bin/golangci-lint
 GOLANGCI_LINT_VERSION := v2.9.0
@@ -113,9 +113,9 @@ unit-tests: $(TOOLS)/tinygo.path ## native unit tests of the policy and the host
 POLICY ?= policy.wasm
 
 .PHONY: e2e-tests
-e2e-tests: $(POLICY) $(KWHOST) ## test/e2e/*.bats through policy.wasm (or POLICY=...) with kwctl (or the project's host)
+e2e-tests: $(POLICY) $(KWHOST) ## e2e.bats and e2e-attacks.bats through policy.wasm (or POLICY=...) with kwctl (or the project's host)
 	@hack/ensure-debian-packages.sh bats:bats jq:jq
-	KWCTL=$(KWCTL) POLICY=$(abspath $(POLICY)) bats test/e2e/e2e.bats test/e2e/e2e-attacks.bats
+	KWCTL=$(KWCTL) POLICY=$(abspath $(POLICY)) bats e2e.bats e2e-attacks.bats
 	POLICY=$(abspath $(POLICY)) go test -count=1 ./test/corpus ./test/footprint
 
 # The corpus (test/corpus) is every guest call the e2e suites, the tour and the malformed-input tests make, with the answers of the
@@ -124,7 +124,7 @@ e2e-tests: $(POLICY) $(KWHOST) ## test/e2e/*.bats through policy.wasm (or POLICY
 corpus: policy.wasm $(KWHOST) ## re-record test/corpus/calls.jsonl.gz from the e2e suites, the tour and the malformed inputs (a change of behaviour only)
 	@hack/ensure-debian-packages.sh bats:bats jq:jq
 	rm -f $(BUILD)/calls.jsonl
-	KWHOST_RECORD_CALLS=$(abspath $(BUILD))/calls.jsonl KWCTL=$(KWHOST) POLICY=$(abspath policy.wasm) bats test/e2e/e2e.bats test/e2e/e2e-attacks.bats
+	KWHOST_RECORD_CALLS=$(abspath $(BUILD))/calls.jsonl KWCTL=$(KWHOST) POLICY=$(abspath policy.wasm) bats e2e.bats e2e-attacks.bats
 	KWHOST_RECORD_CALLS=$(abspath $(BUILD))/calls.jsonl $(KWHOST) tour policy.wasm testdata/tour.json >/dev/null
 	KWHOST_RECORD_CALLS=$(abspath $(BUILD))/calls.jsonl go test -count=1 ./internal/malformed
 	POLICY=$(abspath policy.wasm) go test -count=1 -v -run TestCorpus ./test/corpus -args -pack $(abspath $(BUILD))/calls.jsonl

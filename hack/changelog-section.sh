@@ -2,7 +2,8 @@
 # changelog-section.sh VERSION [CHANGELOG]: print the CHANGELOG.md section of VERSION (a Keep a Changelog
 # "## [VERSION] - YYYY-MM-DD" heading), without its heading, up to the next "## " heading or the link
 # references at the end. The release workflow uses it as the GitHub release notes.
-# Fails when the section is missing or empty: a release must say what it changes.
+# Fails when the section is missing or empty (nothing but headings counts as empty): a release must say
+# what it changes.
 set -euo pipefail
 
 version="${1:?usage: changelog-section.sh VERSION [CHANGELOG]}"
@@ -18,7 +19,7 @@ notes="$(awk -v heading="## [${version}] - " '
 # Drop the blank lines around the section.
 notes="$(printf '%s\n' "$notes" | sed -e '/./,$!d' | sed -e ':a' -e '/^\n*$/{$d;N;ba' -e '}')"
 
-if [ -z "$notes" ]; then
+if [ -z "$notes" ] || ! grep -qv -e '^#' -e '^[[:space:]]*$' <<< "$notes"; then
   echo "error: $changelog has no (or an empty) section \"## [${version}] - YYYY-MM-DD\"" >&2
   exit 1
 fi

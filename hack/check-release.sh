@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # check-release.sh TAG OCI_TARGET: fail unless the files a release publishes agree with the tag:
-#   - TAG is v<semver> and <semver> is io.kubewarden.policy.version in metadata.yml;
+#   - TAG is v<semver> and <semver> is io.kubewarden.policy.version in metadata.yml, which no longer says
+#     unreleased (the development version, <next>-unreleased, is never tagged);
 #   - OCI_TARGET (where the release pushes) is io.kubewarden.policy.ociUrl;
 #   - artifacthub-pkg.yml (the reviewed copy of the Artifact Hub fields kwctl derives) has that version and image;
-#   - CHANGELOG.md has a section for the version (the release notes).
+#   - CHANGELOG.md has a section for the version (the release notes), and it is not empty.
 # Run from the repository root. The release workflow runs it before building anything;
 # internal/shipcheck runs it on the repository as it is, and on copies with one file drifted.
 set -euo pipefail
@@ -19,6 +20,7 @@ yaml_value() { sed -n "s/^$2: *//p" "$1" | head -n 1 | sed -e 's/^"\(.*\)"$/\1/'
 
 [[ "$tag" =~ ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$ ]] || fail "tag $tag is not v<major>.<minor>.<patch>"
 version="${tag#v}"
+[[ "$version" != *unreleased* ]] || fail "$tag is a development version: set the release's version in metadata.yml (docs/release.md)"
 
 # expect FILE KEY-REGEX NAME WANT [HINT]: a problem unless the value of KEY-REGEX in FILE is WANT.
 expect() {
@@ -31,7 +33,7 @@ expect metadata.yml '  io\.kubewarden\.policy\.ociUrl' io.kubewarden.policy.ociU
 expect artifacthub-pkg.yml 'version' version "$version" "regenerate it (docs/release.md)"
 expect artifacthub-pkg.yml '  image' 'containersImages image' "$target:$tag"
 
-"$here/changelog-section.sh" "$version" CHANGELOG.md >/dev/null || fail "CHANGELOG.md has no section for $version"
+"$here/changelog-section.sh" "$version" CHANGELOG.md >/dev/null || fail "CHANGELOG.md has no section for $version, or it is empty"
 
 if [ "$errors" -gt 0 ]; then
   echo "check-release: $errors problem(s): nothing was released" >&2

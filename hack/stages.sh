@@ -1,27 +1,54 @@
 #!/usr/bin/env bash
 # stages.sh TARGET...: runs `make TARGET` for each stage in turn, stops at the first failure, and ends
-# with a table of the stages and their wall-clock times (also on failure), so that a slow or failing
-# stage is visible at a glance. `make test` and `make check` call it.
+# with a table of the stages, their wall-clock times and what became of them (also on failure): ok,
+# SKIPPED (the stage did not run: its banner says why) or "ok, in part" (some of its scenarios did not
+# run), with the reasons below the table. Stages report a skip through hack/stage-note.sh, which writes to
+# the file STAGE_NOTES names. `make test` and `make check` call it.
 set -uo pipefail
 MAKE=${MAKE:-make}
+notes_dir=$(mktemp -d)
+trap 'rm -rf "$notes_dir"' EXIT
 names=() times=() results=()
 total0=$(date +%s)
 rc=0
 for stage in "$@"; do
   t0=$(date +%s)
   echo "==== stage: $stage"
+  export STAGE_NOTES="$notes_dir/$stage"
+  : > "$STAGE_NOTES"
   if "$MAKE" --no-print-directory "$stage"; then
-    result=ok
+    if grep -q '^skipped' "$STAGE_NOTES"; then
+      result=SKIPPED
+    elif [ -s "$STAGE_NOTES" ]; then
+      result="ok, in part"
+    else
+      result=ok
+    fi
   else
     rc=$? result="FAILED (exit $rc)"
   fi
   names+=("$stage") times+=("$(($(date +%s) - t0))") results+=("$result")
   [ "$rc" -eq 0 ] || break
 done
+unset STAGE_NOTES
 echo
 printf '%-22s %8s  %s\n' stage seconds result
+ran=0 skipped=0 partly=0
 for i in "${!names[@]}"; do
   printf '%-22s %8s  %s\n' "${names[$i]}" "${times[$i]}" "${results[$i]}"
+  case "${results[$i]}" in
+    SKIPPED) skipped=$((skipped + 1)) ;;
+    "ok, in part") partly=$((partly + 1)) ran=$((ran + 1)) ;;
+    *) ran=$((ran + 1)) ;;
+  esac
 done
 printf '%-22s %8s\n' total "$(($(date +%s) - total0))"
+not_run=$(($# - ${#names[@]}))
+echo "$ran of $# stages ran ($partly in part), $skipped skipped$([ "$not_run" -eq 0 ] || echo ", $not_run not reached")"
+for i in "${!names[@]}"; do
+  while IFS=$'\t' read -r kind text; do
+    [ -n "$kind" ] || continue
+    printf '  %s %s: %s\n' "${names[$i]}" "$([ "$kind" = skipped ] && echo "skipped" || echo "left out")" "$text"
+  done < "$notes_dir/${names[$i]}"
+done
 exit "$rc"

@@ -116,8 +116,8 @@ func TestArtifactHub_MutationAndResources(t *testing.T) {
 	if got := pkg.Annotations["kubewarden/mutation"]; got != "true" {
 		t.Errorf("kubewarden/mutation = %q, want \"true\": the policy mutates", got)
 	}
-	if got, want := pkg.Annotations["kubewarden/resources"], md.Annotations[annResources]; got != want {
-		t.Errorf("kubewarden/resources = %q, want io.kubewarden.policy.resources %q", got, want)
+	if got, want := pkg.Annotations["kubewarden/resources"], md.Annotations[annAHResources]; got != want {
+		t.Errorf("kubewarden/resources = %q, want io.artifacthub.resources %q (what kwctl copies it from)", got, want)
 	}
 	if got, ok := pkg.Annotations["kubewarden/contextAwareResources"]; ok {
 		t.Errorf("kubewarden/contextAwareResources = %q, want none: metadata.yml has no contextAwareResources", got)

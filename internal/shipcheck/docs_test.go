@@ -8,16 +8,26 @@ import (
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy"
 )
 
-// A release needs its CHANGELOG.md section: the heading of the version metadata.yml declares.
-func TestChangelog_HasTheReleasedVersion(t *testing.T) {
+// Until a release is tagged, the version says so (<next>-unreleased) and everything is under [Unreleased];
+// a released version has its dated section, the release notes.
+func TestChangelog_SectionOfTheVersion(t *testing.T) {
 	version := loadMetadata(t).Annotations[annVersion]
 	changelog := string(readRepoFile(t, "CHANGELOG.md"))
+	if !strings.Contains(changelog, "## [Unreleased]") {
+		t.Error("CHANGELOG.md has no [Unreleased] section (Keep a Changelog)")
+	}
+	dated := regexp.MustCompile(`(?m)^## \[[^\]]+\] - \d{4}-\d\d-\d\d$`).FindAllString(changelog, -1)
+	if next, ok := strings.CutSuffix(version, "-unreleased"); ok {
+		for _, h := range dated {
+			if strings.HasPrefix(h, "## ["+next+"]") {
+				t.Errorf("CHANGELOG.md dates %q, but metadata.yml says %s is unreleased", h, version)
+			}
+		}
+		return
+	}
 	heading := regexp.MustCompile(`(?m)^## \[` + regexp.QuoteMeta(version) + `\] - \d{4}-\d\d-\d\d$`)
 	if !heading.MatchString(changelog) {
 		t.Errorf("CHANGELOG.md has no %q section for io.kubewarden.policy.version %s", "## ["+version+"] - YYYY-MM-DD", version)
-	}
-	if !strings.Contains(changelog, "## [Unreleased]") {
-		t.Error("CHANGELOG.md has no [Unreleased] section (Keep a Changelog)")
 	}
 }
 

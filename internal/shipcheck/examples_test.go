@@ -97,9 +97,19 @@ type exampleCase struct {
 	settingsFile string
 }
 
+// scheduler is YuniKorn's scheduler as the Helm chart installs it: it creates gang scheduling's placeholder
+// pods, which carry the user.info the policy writes into the task groups only while it is trusted, so every
+// example trusts it.
+const scheduler = "system:serviceaccount:yunikorn:yunikorn-admin"
+
+// schedulerPattern is the systemUsers entry the examples trust the scheduler with.
+const schedulerPattern = "^" + scheduler + "$"
+
 func exampleCases(t *testing.T) []exampleCase {
 	t.Helper()
+	// The defaults with the scheduler added, which every example starts from.
 	defaults := summarize(defaultSettings(t))
+	defaults.SystemUsers++
 	with := func(change func(*settingsSummary)) settingsSummary {
 		s := defaults
 		change(&s)
@@ -108,26 +118,29 @@ func exampleCases(t *testing.T) []exampleCase {
 	return []exampleCase{
 		{
 			file: "default.yaml", wantMode: "protect", want: defaults,
-			trusted:   []string{"system:serviceaccount:kube-system:replicaset-controller", "system:kube-controller-manager"},
-			untrusted: []string{"system:serviceaccount:kube-system-evil:sa"},
+			trusted:   []string{"system:serviceaccount:kube-system:replicaset-controller", "system:kube-controller-manager", scheduler},
+			untrusted: []string{"system:serviceaccount:kube-system-evil:sa", "system:serviceaccount:yunikorn-evil:yunikorn-admin"},
 		},
 		{
 			file: "strict.yaml", wantMode: "protect",
-			want: with(func(s *settingsSummary) { s.OnUntrustedAnnotation = policy.ModeReject }),
+			want:    with(func(s *settingsSummary) { s.OnUntrustedAnnotation = policy.ModeReject }),
+			trusted: []string{scheduler},
 		},
 		{
 			file: "no-service-account-credentials.yaml", wantMode: "protect",
-			want:      with(func(s *settingsSummary) { s.SystemUsers = 1 }),
-			trusted:   []string{"system:kube-controller-manager"},
+			want:      with(func(s *settingsSummary) { s.SystemUsers = 2 }),
+			trusted:   []string{"system:kube-controller-manager", scheduler},
 			untrusted: []string{"system:serviceaccount:kube-system:coredns", "system:kube-controller-manager-evil"},
 		},
 		{
 			file: "external-submitters.yaml", wantMode: "protect",
-			want: with(func(s *settingsSummary) { s.BypassAuth, s.ExternalUsers, s.ExternalGroups = true, 1, 1 }),
+			want:    with(func(s *settingsSummary) { s.BypassAuth, s.ExternalUsers, s.ExternalGroups = true, 1, 1 }),
+			trusted: []string{scheduler},
 		},
 		{
 			file: "monitor.yaml", wantMode: "monitor",
-			want: with(func(s *settingsSummary) { s.OnUntrustedAnnotation = policy.ModeReject }),
+			want:    with(func(s *settingsSummary) { s.OnUntrustedAnnotation = policy.ModeReject }),
+			trusted: []string{scheduler},
 		},
 		operatorCase(with, "spark-operator.yaml", "system:serviceaccount:spark-operator:spark-operator-controller",
 			"sparkoperator.k8s.io/SparkApplication", "sparkoperator.k8s.io/ScheduledSparkApplication"),
@@ -142,13 +155,13 @@ func exampleCases(t *testing.T) []exampleCase {
 	}
 }
 
-// operatorCase is an example for an operator's custom resources: the defaults, the operator's account
-// added to systemUsers, and the declared kinds.
+// operatorCase is an example for an operator's custom resources: the defaults and the scheduler, the
+// operator's account added to systemUsers, and the declared kinds.
 func operatorCase(with func(func(*settingsSummary)) settingsSummary, file, operator string, kinds ...string) exampleCase {
 	return exampleCase{
 		file: file, wantMode: "protect",
-		want:      with(func(s *settingsSummary) { s.SystemUsers, s.CustomKinds = 3, kinds }),
-		trusted:   []string{"system:serviceaccount:kube-system:replicaset-controller", operator},
+		want:      with(func(s *settingsSummary) { s.SystemUsers, s.CustomKinds = 4, kinds }),
+		trusted:   []string{"system:serviceaccount:kube-system:replicaset-controller", operator, scheduler},
 		untrusted: []string{"system:serviceaccount:team-a:default", operator + "-evil"},
 		// the e2e tests read these settings
 		settingsFile: "testdata/settings/" + strings.TrimSuffix(file, ".yaml") + ".json",
@@ -245,7 +258,8 @@ func customRules(t *testing.T, s policy.Settings) []rule {
 	return rules
 }
 
-// checkSettingsFile wants the settings file the e2e tests use to be the example's settings.
+// checkSettingsFile wants the settings file the e2e tests use to be the example's settings. The file may
+// leave out the scheduler's entry: no e2e request comes from YuniKorn's scheduler.
 func checkSettingsFile(t *testing.T, file string, settings map[string]any) {
 	t.Helper()
 	var fromFile any
@@ -255,6 +269,12 @@ func checkSettingsFile(t *testing.T, file string, settings map[string]any) {
 	var fromExample any
 	data, _ := json.Marshal(settings)
 	_ = json.Unmarshal(data, &fromExample)
+	fileUsers, _ := fromFile.(map[string]any)["systemUsers"].([]any)
+	if !slices.Contains(fileUsers, any(schedulerPattern)) {
+		if users, ok := fromExample.(map[string]any)["systemUsers"].([]any); ok {
+			fromExample.(map[string]any)["systemUsers"] = slices.DeleteFunc(users, func(u any) bool { return u == schedulerPattern })
+		}
+	}
 	if diff := cmp.Diff(fromExample, fromFile); diff != "" {
 		t.Errorf("%s differs from the example's spec.settings (-example +file):\n%s", file, diff)
 	}

@@ -50,7 +50,6 @@ const (
 	annSource      = "io.kubewarden.policy.source"
 	annLicense     = "io.kubewarden.policy.license"
 	annOCIURL      = "io.kubewarden.policy.ociUrl"
-	annResources   = "io.kubewarden.policy.resources"
 	annAHDisplay   = "io.artifacthub.displayName"
 	annAHResources = "io.artifacthub.resources"
 	annAHKeywords  = "io.artifacthub.keywords"

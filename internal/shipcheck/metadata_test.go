@@ -80,7 +80,7 @@ func deref(b *bool) any {
 func TestMetadata_AnnotationsArePresent(t *testing.T) {
 	md := loadMetadata(t)
 	for _, key := range []string{
-		annTitle, annVersion, annDescription, annAuthor, annURL, annSource, annLicense, annOCIURL, annResources,
+		annTitle, annVersion, annDescription, annAuthor, annURL, annSource, annLicense, annOCIURL,
 		"io.kubewarden.policy.severity", "io.kubewarden.policy.category",
 		annAHDisplay, annAHResources, annAHKeywords,
 	} {
@@ -96,8 +96,9 @@ func TestMetadata_AnnotationValues(t *testing.T) {
 		key     string
 		pattern string
 	}{
-		{annVersion, `^\d+\.\d+\.\d+$`}, // kwctl scaffold artifacthub wants semver; the tag is v<version>
-		{annLicense, `^Apache-2\.0$`},   // the LICENSE file
+		// kwctl scaffold artifacthub wants semver; the tag is v<version>; between releases <next>-unreleased.
+		{annVersion, `^\d+\.\d+\.\d+(-unreleased)?$`},
+		{annLicense, `^Apache-2\.0$`}, // the LICENSE file
 		{annOCIURL, `^ghcr\.io/seed-a6d343df/policies/yunikorn-user-info$`},
 		{annAuthor, `^[^<>]+ <[^<>@\s]+@[^<>@\s]+>$`}, // "Name <email>": kwctl turns it into Artifact Hub maintainers
 		{annURL, `^https://github\.com/seed-a6d343df/yunikorn-user-info-policy$`},
@@ -127,16 +128,19 @@ func TestMetadata_AuthorIsNoPlaceholder(t *testing.T) {
 	}
 }
 
-// The resources annotations (shown by Artifact Hub and Rancher) name exactly the kinds of the table.
-func TestMetadata_ResourcesAnnotationsNameTheKindsOfTheTable(t *testing.T) {
+// io.artifacthub.resources (Artifact Hub's, which kwctl scaffold artifacthub copies into kubewarden/resources)
+// names exactly the kinds of the table. Kubewarden reads no io.kubewarden.policy.resources:
+// a value there would be checked by nothing but this test, so the key is not used.
+func TestMetadata_ResourcesAnnotationNamesTheKindsOfTheTable(t *testing.T) {
 	md := loadMetadata(t)
 	var kinds []string
 	for _, k := range policy.Kinds() {
 		kinds = append(kinds, k.Kind)
 	}
-	for _, key := range []string{annResources, annAHResources} {
-		if diff := cmp.Diff(kinds, splitList(md.Annotations[key])); diff != "" {
-			t.Errorf("%s = %q does not list the table's kinds in order (-table +annotation):\n%s", key, md.Annotations[key], diff)
-		}
+	if diff := cmp.Diff(kinds, splitList(md.Annotations[annAHResources])); diff != "" {
+		t.Errorf("%s = %q does not list the table's kinds in order (-table +annotation):\n%s", annAHResources, md.Annotations[annAHResources], diff)
+	}
+	if v, ok := md.Annotations["io.kubewarden.policy.resources"]; ok {
+		t.Errorf("metadata.yml has io.kubewarden.policy.resources (%q), a key Kubewarden does not read: io.artifacthub.resources is the one", v)
 	}
 }

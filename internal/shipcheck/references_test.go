@@ -142,8 +142,12 @@ func headings(text string) map[string]bool {
 
 var markdownLink = regexp.MustCompile(`\]\(([^)\s]+)(?:\s+"[^"]*")?\)`)
 
-// Every relative link of every Markdown file leads to a file of the repository, and its #anchor (if any) to
-// a heading of that file.
+// repoURL is the repository's own address: the README links the files it names there, since Artifact Hub
+// and `kwctl inspect` show the README without the repository around it.
+const repoURL = "https://github.com/seed-a6d343df/yunikorn-user-info-policy/"
+
+// Every relative link of every Markdown file, and every link to a file of this repository's main branch,
+// leads to a file of the repository, and its #anchor (if any) to a heading of that file.
 func TestReferences_MarkdownLinksResolve(t *testing.T) {
 	files := repoTextFiles(t)
 	for name, text := range files {
@@ -152,13 +156,23 @@ func TestReferences_MarkdownLinksResolve(t *testing.T) {
 		}
 		for _, m := range markdownLink.FindAllStringSubmatch(markdownDoc(text), -1) {
 			target := m[1]
-			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+			inRepo := false
+			for _, prefix := range []string{repoURL + "blob/main/", repoURL + "tree/main/"} {
+				if rest, ok := strings.CutPrefix(target, prefix); ok {
+					target, inRepo = "/"+rest, true
+				}
+			}
+			if !inRepo && (strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:")) {
 				continue
 			}
 			file, anchor, _ := strings.Cut(target, "#")
 			resolved := name
-			if file != "" {
+			if strings.HasPrefix(file, "/") {
+				resolved = path.Clean(strings.TrimPrefix(file, "/"))
+			} else if file != "" {
 				resolved = path.Clean(path.Join(path.Dir(name), file))
+			}
+			if file != "" {
 				if strings.HasPrefix(resolved, "../") {
 					t.Errorf("%s links to %s, outside the repository", name, target)
 					continue
@@ -171,6 +185,17 @@ func TestReferences_MarkdownLinksResolve(t *testing.T) {
 			if anchor != "" && strings.HasSuffix(resolved, ".md") && !anchors(files[resolved])[anchor] {
 				t.Errorf("%s links to %s: %s has no heading with the anchor #%s", name, target, resolved, anchor)
 			}
+		}
+	}
+}
+
+// The README is also read on Artifact Hub and in `kwctl inspect`, where a relative link leads nowhere: it
+// links the repository's files by their address (repoURL), and its own sections by their anchor.
+func TestReferences_ReadmeLinksAreAbsolute(t *testing.T) {
+	for _, m := range markdownLink.FindAllStringSubmatch(markdownDoc(string(readRepoFile(t, "README.md"))), -1) {
+		target := m[1]
+		if !strings.HasPrefix(target, "#") && !strings.Contains(target, "://") && !strings.HasPrefix(target, "mailto:") {
+			t.Errorf("README.md links to %s: link %s%s instead", target, repoURL+"blob/main/", target)
 		}
 	}
 }

@@ -10,12 +10,13 @@ import (
 	"testing"
 )
 
-// runScript runs a hack/ script with dir as its working directory and returns its combined output.
+// runScript runs a hack/ script with dir as its working directory and returns its combined output. A skip
+// the script reports is the test's, not the make test stage's that runs the tests: STAGE_NOTES is unset.
 func runScript(t *testing.T, dir string, env []string, script string, args ...string) (string, error) {
 	t.Helper()
 	cmd := exec.Command("bash", append([]string{repoPath(script)}, args...)...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(append(os.Environ(), "STAGE_NOTES="), env...)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
@@ -53,16 +54,46 @@ func editFile(t *testing.T, dir, name, old, replacement string) {
 	writeFile(t, dir, name, strings.Replace(string(data), old, replacement, 1))
 }
 
-// The release's own check (hack/check-release.sh, run before anything is built) accepts the repository as
-// it is for the tag metadata.yml declares, and refuses each kind of drift.
+// prepareRelease does in dir what docs/release.md "Before tagging" asks: the development version
+// (<next>-unreleased) becomes <next> in metadata.yml and artifacthub-pkg.yml, and the [Unreleased] section of
+// CHANGELOG.md gets that version and a date. It returns the version to tag.
+func prepareRelease(t *testing.T, dir, version string) string {
+	t.Helper()
+	release, unreleased := strings.CutSuffix(version, "-unreleased")
+	if !unreleased {
+		return version
+	}
+	for _, name := range []string{"metadata.yml", "artifacthub-pkg.yml"} {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.ReplaceAll(string(data), version, release)
+		writeFile(t, dir, name, text)
+	}
+	editFile(t, dir, "CHANGELOG.md", "## [Unreleased]\n", "## [Unreleased]\n\n## ["+release+"] - 2026-12-01\n")
+	return release
+}
+
+// The release's own check (hack/check-release.sh, run before anything is built) refuses the development
+// version, accepts the repository once the release is prepared as docs/release.md says, and refuses each
+// kind of drift from that.
 func TestRelease_CheckAgreesWithMetadataAndArtifactHub(t *testing.T) {
 	md := loadMetadata(t)
-	version := md.Annotations[annVersion]
-	tag, target := "v"+version, md.Annotations[annOCIURL]
+	version, target := md.Annotations[annVersion], md.Annotations[annOCIURL]
 	files := []string{"metadata.yml", "artifacthub-pkg.yml", "CHANGELOG.md"}
 
-	if out, err := runScript(t, repoPath("."), nil, "hack/check-release.sh", tag, target); err != nil {
-		t.Fatalf("check-release.sh %s %s on the repository: %v\n%s", tag, target, err, out)
+	if strings.HasSuffix(version, "-unreleased") {
+		out, err := runScript(t, repoPath("."), nil, "hack/check-release.sh", "v"+version, target)
+		if err == nil || !strings.Contains(out, "is a development version") {
+			t.Errorf("check-release.sh v%s on the repository: %v, want it refused as a development version:\n%s", version, err, out)
+		}
+	}
+	dir := copyRepoFiles(t, files...)
+	release := prepareRelease(t, dir, version)
+	tag := "v" + release
+	if out, err := runScript(t, dir, nil, "hack/check-release.sh", tag, target); err != nil {
+		t.Fatalf("check-release.sh %s %s on the prepared repository: %v\n%s", tag, target, err, out)
 	}
 	tests := []struct {
 		name        string
@@ -70,25 +101,40 @@ func TestRelease_CheckAgreesWithMetadataAndArtifactHub(t *testing.T) {
 		drift       func(dir string)
 		wantMessage string
 	}{
-		{"another tag", "v" + version + "9", target, nil, "io.kubewarden.policy.version"},
+		{"another tag", "v" + release + "9", target, nil, "io.kubewarden.policy.version"},
 		{"not a version tag", "latest", target, nil, "is not v<major>.<minor>.<patch>"},
 		{"another registry", tag, "ghcr.io/someone-else/policies/yunikorn-user-info", nil, "io.kubewarden.policy.ociUrl"},
 		{"metadata.yml version", tag, target, func(dir string) {
-			editFile(t, dir, "metadata.yml", "io.kubewarden.policy.version: "+version, "io.kubewarden.policy.version: 9.9.9")
+			editFile(t, dir, "metadata.yml", "io.kubewarden.policy.version: "+release, "io.kubewarden.policy.version: 9.9.9")
 		}, "io.kubewarden.policy.version is '9.9.9'"},
 		{"artifacthub-pkg.yml version", tag, target, func(dir string) {
-			editFile(t, dir, "artifacthub-pkg.yml", "\nversion: "+version, "\nversion: 9.9.9")
+			editFile(t, dir, "artifacthub-pkg.yml", "\nversion: "+release, "\nversion: 9.9.9")
 		}, "artifacthub-pkg.yml version is '9.9.9'"},
 		{"artifacthub-pkg.yml image", tag, target, func(dir string) {
 			editFile(t, dir, "artifacthub-pkg.yml", "image: "+target+":"+tag, "image: "+target+":latest")
 		}, "containersImages image"},
 		{"CHANGELOG.md section", tag, target, func(dir string) {
-			editFile(t, dir, "CHANGELOG.md", "## ["+version+"]", "## [9.9.9]")
+			editFile(t, dir, "CHANGELOG.md", "## ["+release+"]", "## [9.9.9]")
 		}, "CHANGELOG.md has no section"},
+		{"CHANGELOG.md section with headings only", tag, target, func(dir string) {
+			editFile(t, dir, "CHANGELOG.md", "## ["+release+"] - 2026-12-01\n",
+				"## ["+release+"] - 2026-12-01\n\n### Added\n\n### Fixed\n\n## [0.0.1] - 2026-11-30\n")
+		}, "or it is empty"},
+		{"a development version", "v" + release + "-unreleased", target, func(dir string) {
+			for _, name := range []string{"metadata.yml", "artifacthub-pkg.yml"} {
+				data, err := os.ReadFile(filepath.Join(dir, name))
+				if err != nil {
+					t.Fatal(err)
+				}
+				writeFile(t, dir, name, strings.ReplaceAll(string(data), release, release+"-unreleased"))
+			}
+			editFile(t, dir, "CHANGELOG.md", "## ["+release+"]", "## ["+release+"-unreleased]")
+		}, "is a development version"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := copyRepoFiles(t, files...)
+			prepareRelease(t, dir, version)
 			if tc.drift != nil {
 				tc.drift(dir)
 			}
@@ -121,6 +167,12 @@ First.
 
 ## [0.9.0] - 2026-11-01
 
+## [0.8.0] - 2026-10-01
+
+### Added
+
+### Fixed
+
 [Unreleased]: https://example.invalid/compare/v1.1.0...HEAD
 [1.1.0]: https://example.invalid/releases/tag/v1.1.0
 `
@@ -137,6 +189,7 @@ func TestRelease_NotesAreTheChangelogSection(t *testing.T) {
 		{"1.1.0", "### Fixed\n\n- a fix\n"},
 		{"v1.0.0", "First.\n"},
 		{"v0.9.0", ""}, // empty: a release must say what it changes
+		{"v0.8.0", ""}, // headings with nothing under them are empty too
 		{"v1.2.0", ""}, // missing
 		{"v1.1", ""},   // a prefix of a version is not that version
 	}
@@ -159,9 +212,12 @@ func TestRelease_NotesAreTheChangelogSection(t *testing.T) {
 			}
 		})
 	}
+	// The repository's own CHANGELOG.md gives notes for its version once a release prepared it.
 	version := loadMetadata(t).Annotations[annVersion]
-	if out, err := runScript(t, repoPath("."), nil, "hack/changelog-section.sh", "v"+version); err != nil || strings.TrimSpace(out) == "" {
-		t.Errorf("changelog-section.sh v%s on CHANGELOG.md: %v\n%s", version, err, out)
+	dir = copyRepoFiles(t, "metadata.yml", "artifacthub-pkg.yml", "CHANGELOG.md")
+	release := prepareRelease(t, dir, version)
+	if out, err := runScript(t, dir, nil, "hack/changelog-section.sh", "v"+release); err != nil || strings.TrimSpace(out) == "" {
+		t.Errorf("changelog-section.sh v%s on CHANGELOG.md: %v\n%s", release, err, out)
 	}
 }
 
@@ -192,7 +248,7 @@ func TestRelease_PushArtifactHubBranch(t *testing.T) {
 	git(work, "commit", "-qm", "one")
 	git(work, "tag", "v0.1.0")
 	git(work, "remote", "add", "origin", remote)
-	writeFile(t, work, "pkg.yml", "version: 0.1.0\nname: yunikorn-user-info\n")
+	writeFile(t, work, "pkg.yml", "version: 0.1.0\nname: yunikorn-user-info\nlinks:\n- name: policy\n  url: https://github.com/o/r/releases/download/v0.1.0/policy.wasm\n")
 
 	push := func(tag string) string {
 		t.Helper()
@@ -206,7 +262,8 @@ func TestRelease_PushArtifactHubBranch(t *testing.T) {
 	if got := git(remote, "ls-tree", "--name-only", "artifacthub"); got != "README.md\nartifacthub-pkg.yml\nartifacthub-repo.yml" {
 		t.Errorf("artifacthub branch holds %q", got)
 	}
-	if got := git(remote, "show", "artifacthub:artifacthub-pkg.yml"); got != "version: 0.1.0\nname: yunikorn-user-info" {
+	// the package is pushed as kwctl wrote it: its policy link names the release's policy.wasm, the annotated module
+	if got := git(remote, "show", "artifacthub:artifacthub-pkg.yml"); got != "version: 0.1.0\nname: yunikorn-user-info\nlinks:\n- name: policy\n  url: https://github.com/o/r/releases/download/v0.1.0/policy.wasm" {
 		t.Errorf("artifacthub-pkg.yml on the branch = %q", got)
 	}
 	if out := push("v0.1.0"); !strings.Contains(out, "already holds") {

@@ -26,6 +26,8 @@ ex=$ROOT/examples
 export OPERATOR_EXAMPLES=$ex/spark-operator.yaml,$ex/kuberay.yaml,$ex/flink-operator.yaml,$ex/kubeflow-training.yaml,$ex/argo-workflows.yaml
 export SUITE=operators.bats
 
+# banner WHAT WHY [part]: a loud skip, noted for the table of make test (hack/stage-note.sh); "part" when
+# the stage's other scenarios still run.
 banner() {
   cat >&2 <<B
 
@@ -36,6 +38,7 @@ banner() {
 ##############################################################################################
 
 B
+  "$ROOT/hack/stage-note.sh" "${3:-skipped}" "$1 $2"
   if [ "${REQUIRE_CLUSTER:-0}" = 1 ] || [ "${CI:-}" = true ]; then exit 1; fi
 }
 
@@ -58,7 +61,7 @@ case $rc in
   3) missing=()
      for k in "${keys[@]}"; do [ -f "$OPERATORS_DIR/$k/.complete" ] || missing+=("$k"); done
      banner "the scenarios of ${missing[*]} did NOT run." \
-       "The module proxy (or Maven Central) refused them; the other operators' scenarios run." ;;
+       "The module proxy (or Maven Central) refused them; the other operators' scenarios run." part ;;
   *) echo "building the operators failed (exit $rc)" >&2; exit 1 ;;
 esac
 # YuniKorn's scheduler for the KubeRay scenarios that read its application users (build-yunikorn.sh, cached in
@@ -70,7 +73,7 @@ timeout 1800 "$HERE/build-yunikorn.sh" "$YUNIKORN_VERSION" "$YUNIKORN_BIN" || rc
 case $rc in
   0) ;;
   3) banner "the KubeRay scenarios with YuniKorn's scheduler did NOT run." \
-       "YuniKorn v$YUNIKORN_VERSION could not be built: the Go module proxy did not serve its modules." ;;
+       "YuniKorn v$YUNIKORN_VERSION could not be built: the Go module proxy did not serve its modules." part ;;
   *) echo "building YuniKorn v$YUNIKORN_VERSION failed (exit $rc)" >&2; exit 1 ;;
 esac
 echo "operators ready [$(el)]"

@@ -42,6 +42,7 @@ skip_loudly() {
 ##############################################################################################
 
 B
+  "$ROOT/hack/stage-note.sh" skipped "the cluster suite did NOT run: $1"
   # In CI (CI=true) the suite must run: a skip there would hide that nothing was tested.
   if [ "${REQUIRE_CLUSTER:-0}" = 1 ] || [ "${CI:-}" = true ]; then exit 1; fi
   exit 0

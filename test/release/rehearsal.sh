@@ -6,7 +6,8 @@
 #   3. pushes policy.wasm as kwctl push does (test/release/ociwasm) and checks the manifest;
 #   4. signs it with a throwaway key and no transparency log, in the legacy format (the sha256-<digest>.sig
 #      tag kwctl and policy-server read) and as a Sigstore bundle (an OCI referrer), and verifies both;
-#   5. pulls it by tag and by digest and compares the bytes;
+#   5. pulls it by tag and by digest and compares the bytes, and runs the README's Quick start request on it
+#      (the route from a clone: a module pushed to a registry of one's own and run from there);
 #   6. checks what must fail: a wrong key, an unsigned tag, a tag moved to a tampered module, a layer altered
 #      in the registry's storage;
 #   7. writes the SBOM as the release does (hack/sbom-source.sh, syft), signs and verifies it;
@@ -19,7 +20,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
-: "${RUN:?}" "${POLICY:?}" "${OCIWASM:?}" "${RELEASE_TOOLS:?}" "${DISTRIBUTION_VERSION:?}" "${COSIGN_VERSION:?}" "${SYFT_VERSION:?}"
+: "${RUN:?}" "${POLICY:?}" "${OCIWASM:?}" "${KWHOST:?}" "${RELEASE_TOOLS:?}" "${DISTRIBUTION_VERSION:?}" "${COSIGN_VERSION:?}" "${SYFT_VERSION:?}"
 
 if [ -z "${REHEARSAL_INSIDE:-}" ]; then
   rc=0
@@ -35,6 +36,7 @@ if [ -z "${REHEARSAL_INSIDE:-}" ]; then
     REHEARSAL_INSIDE=1 timeout 600 unshare -rn bash -c 'ip link set lo up && exec "$0"' "$0"
   else
     echo "rehearsal: no user namespace here: relying on cosign's and syft's offline flags alone"
+    "$root/hack/stage-note.sh" part "the release rehearsal ran without a network namespace of its own (unshare -rn refused)"
     REHEARSAL_INSIDE=1 timeout 600 "$0"
   fi
   # The pulled module is byte for byte policy.wasm (checked above), which the e2e-tests stage runs too:
@@ -184,6 +186,12 @@ timeout 60 "$OCIWASM" pull -o "$RUN/pulled-by-digest.wasm" "$ref"
 cmp -s "$POLICY" "$RUN/pulled-by-tag.wasm" || fail "the module pulled by tag differs from policy.wasm"
 cmp -s "$POLICY" "$RUN/pulled-by-digest.wasm" || fail "the module pulled by digest differs from policy.wasm"
 ok "pulled by tag and by digest: byte for byte policy.wasm ($(stat -c %s "$POLICY") bytes)"
+# The README's route from a clone ends with `kwctl run` on the pushed module: bob's forged value is replaced.
+run=$(timeout 60 "$KWHOST" run --request-path testdata/requests/pod-create-bob-forged.json "$RUN/pulled-by-tag.wasm") ||
+  fail "kwhost run on the module pulled by tag"
+jq -e '.allowed == true and .patchType == "JSONPatch" and (.warnings | length) == 1' <<< "$run" > /dev/null ||
+  fail "the README's Quick start request on the pulled module: $run"
+ok "the module pulled by tag replaces bob's forged value (README \"Quick start, from a clone\")"
 
 # --- what must fail -------------------------------------------------------------------------------------
 echo "==== what must fail"

@@ -24,5 +24,5 @@ release-tools: ## build the rehearsal's registry (distribution), cosign and syft
 .PHONY: release-rehearsal
 release-rehearsal: policy.wasm $(KWHOST) $(OCIWASM) ## push, sign, verify and pull policy.wasm on a local registry, then the e2e suite on what was pulled (test/release)
 	@DISTRIBUTION_VERSION=$(DISTRIBUTION_VERSION) COSIGN_VERSION=$(COSIGN_VERSION) SYFT_VERSION=$(SYFT_VERSION) \
-	  RELEASE_TOOLS=$(RELEASE_TOOLS) RUN=$(REHEARSAL_RUN) POLICY=$(CURDIR)/policy.wasm OCIWASM=$(OCIWASM) \
+	  RELEASE_TOOLS=$(RELEASE_TOOLS) RUN=$(REHEARSAL_RUN) POLICY=$(CURDIR)/policy.wasm OCIWASM=$(OCIWASM) KWHOST=$(KWHOST) \
 	  test/release/rehearsal.sh

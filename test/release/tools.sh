@@ -32,6 +32,7 @@ for spec in \
 ################################################################################
 
 BANNER
+      "$here/../../hack/stage-note.sh" skipped "the release rehearsal did NOT run: the Go module proxy would not serve $module@$version"
       if [ "${CI:-}" = true ] || [ "${REQUIRE_RELEASE:-}" = 1 ]; then exit 1; fi
       exit 3
       ;;

@@ -4,7 +4,7 @@
 # the decision, the message, the warnings and the decoded patch, with the helpers of e2e-helpers.bash.
 #
 #   make policy.wasm host
-#   KWCTL=build/kwhost POLICY=policy.wasm bats test/e2e/e2e-attacks.bats
+#   KWCTL=build/kwhost POLICY=policy.wasm bats e2e-attacks.bats
 
 bats_require_minimum_version 1.5.0
 

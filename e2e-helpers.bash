@@ -20,9 +20,9 @@ BOB='{"user":"bob","groups":["qa","system:authenticated"]}'
 EXTERNAL='{"bypassAuth":true,"externalUsers":["^airflow$"],"externalGroups":["^spark-submitters$"]}'
 REJECT='{"onUntrustedAnnotation":"reject"}'
 
-# The suites live in test/e2e; the fixtures and policy.wasm are named from the repository's root.
+# The suites live at the repository's root, where the fixtures and policy.wasm are named from.
 setup() {
-  cd "$BATS_TEST_DIRNAME/../.." || return 1
+  cd "$BATS_TEST_DIRNAME" || return 1
   REQ="$BATS_TEST_TMPDIR/request.json"
 }
 

@@ -540,7 +540,7 @@ settings_error() {
 
 # ------------------------------------------------------------------------------ custom resources (rules 11-13)
 # Settings are the examples' own (testdata/settings/<example>.json; internal/shipcheck checks that they
-# are examples/<example>.yaml's spec.settings).
+# are examples/<example>.yaml's spec.settings, but for YuniKorn's scheduler, whose requests are not here).
 
 S=testdata/settings
 @test "SparkApplication: stamps the driver and executor maps of alice's application" {
