@@ -2,7 +2,7 @@ package policy
 
 // The attack catalogue: every way we know to forge or change the yunikorn.apache.org/user.info annotation,
 // each with the defence that stops it, or, where the design allows it, why. The README's "Security" section lists
-// the same catalogue as a table; test/e2e/e2e-attacks.bats runs each class through policy.wasm.
+// the same catalogue as a table; e2e-attacks.bats runs each class through policy.wasm.
 
 import (
 	"encoding/json"

@@ -258,8 +258,7 @@ func customRules(t *testing.T, s policy.Settings) []rule {
 	return rules
 }
 
-// checkSettingsFile wants the settings file the e2e tests use to be the example's settings. The file may
-// leave out the scheduler's entry: no e2e request comes from YuniKorn's scheduler.
+// checkSettingsFile wants the settings file the e2e tests use to be the example's settings.
 func checkSettingsFile(t *testing.T, file string, settings map[string]any) {
 	t.Helper()
 	var fromFile any
@@ -269,12 +268,6 @@ func checkSettingsFile(t *testing.T, file string, settings map[string]any) {
 	var fromExample any
 	data, _ := json.Marshal(settings)
 	_ = json.Unmarshal(data, &fromExample)
-	fileUsers, _ := fromFile.(map[string]any)["systemUsers"].([]any)
-	if !slices.Contains(fileUsers, any(schedulerPattern)) {
-		if users, ok := fromExample.(map[string]any)["systemUsers"].([]any); ok {
-			fromExample.(map[string]any)["systemUsers"] = slices.DeleteFunc(users, func(u any) bool { return u == schedulerPattern })
-		}
-	}
 	if diff := cmp.Diff(fromExample, fromFile); diff != "" {
 		t.Errorf("%s differs from the example's spec.settings (-example +file):\n%s", file, diff)
 	}
