@@ -30,6 +30,7 @@ type metadataFile struct {
 	// boolean key contextAware has no field: decodeStrict refuses it.
 	ContextAwareResources *[]contextAwareResource `yaml:"contextAwareResources"`
 	ExecutionMode         string                  `yaml:"executionMode"`
+	MinimumKubewarden     string                  `yaml:"minimumKubewardenVersion"`
 	BackgroundAudit       *bool                   `yaml:"backgroundAudit"`
 	Annotations           map[string]string       `yaml:"annotations"`
 }

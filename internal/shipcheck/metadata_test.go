@@ -1,6 +1,7 @@
 package shipcheck
 
 import (
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -54,6 +55,37 @@ func TestMetadata_Flags(t *testing.T) {
 				t.Errorf("metadata.yml %s = %v, want %v: %s", tc.key, tc.got, tc.want, tc.why)
 			}
 		})
+	}
+}
+
+// testedKubewarden are the Kubewarden versions the suites ran (README "Installation").
+var testedKubewarden = []string{"1.36.0-beta.1", "1.36.0"}
+
+// TestMetadata_MinimumKubewardenVersionAdmitsTheTestedVersions checks the minimum as policy-server and kwctl
+// do: their own version, prerelease included, against the minimum's major.minor.0.
+func TestMetadata_MinimumKubewardenVersionAdmitsTheTestedVersions(t *testing.T) {
+	md := loadMetadata(t)
+	var major, minor, patch int
+	if _, err := fmt.Sscanf(md.MinimumKubewarden, "%d.%d.%d", &major, &minor, &patch); err != nil {
+		t.Fatalf("minimumKubewardenVersion %q: %v", md.MinimumKubewarden, err)
+	}
+	readme := string(readRepoFile(t, "README.md"))
+	for _, v := range testedKubewarden {
+		var vMajor, vMinor, vPatch int
+		if _, err := fmt.Sscanf(v, "%d.%d.%d", &vMajor, &vMinor, &vPatch); err != nil {
+			t.Fatal(err)
+		}
+		pre := strings.Contains(v, "-")
+		admitted := vMajor > major || vMajor == major && (vMinor > minor || vMinor == minor && (vPatch > 0 || !pre))
+		if !admitted {
+			t.Errorf("minimumKubewardenVersion %s refuses the tested %s", md.MinimumKubewarden, v)
+		}
+		if !strings.Contains(readme, v) {
+			t.Errorf("README.md does not name the tested Kubewarden %s", v)
+		}
+	}
+	if major != 1 || minor < 35 {
+		t.Errorf("minimumKubewardenVersion %s is below any version tested", md.MinimumKubewarden)
 	}
 }
 
