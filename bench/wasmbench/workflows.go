@@ -15,15 +15,17 @@ import (
 // (rules 11-13)"): deciding one must cost within ten times a Pod of the same bytes. Each workflow
 // scenario is measured beside such a Pod, taking turns with it.
 
-// workflowCases are the objects the rule names: a Workflow of 16,000 empty templates, one of 800
-// ordinary templates with kubectl's last-applied copy, and the controller's status write to a Workflow
-// of 6,000 stamped templates (trusted, both objects read).
+// workflowCases are the objects the rule names: a Workflow of 16,000 empty templates, one of 40,000
+// (120 KB, refused by the bounded answer: over 3 MiB once stamped), one of 800 ordinary templates with
+// kubectl's last-applied copy, and the controller's status write to a Workflow of 6,000 stamped templates
+// (trusted, spec unchanged).
 var workflowCases = []struct {
 	name, template, operation, username string
 	templates                           int
 	lastApplied                         bool
 }{
 	{"wf-16k-empty", `{}`, "CREATE", "bob", 16000, false},
+	{"wf-40k-empty", `{}`, "CREATE", "bob", 40000, false},
 	{"wf-800-applied", ordinaryTemplate, "CREATE", "bob", 800, true},
 	{"wf-6k-status", `{"name":"t","metadata":{"annotations":{"yunikorn.apache.org/user.info":"{\"user\":\"bob\"}"}}}`,
 		"UPDATE", "system:serviceaccount:argo:argo", 6000, false},
