@@ -540,3 +540,105 @@ func FuzzLeaves(f *testing.F) {
 		}
 	})
 }
+
+// FuzzTaskGroups (rules 15 and 16): whatever task-groups value an untrusted requester sends with a Pod, an
+// accepted answer's value, decoded as YuniKorn decodes it (encoding/json into k8shim's TaskGroup fields),
+// gives groups that each carry the pod's user.info value; and nothing traps.
+func FuzzTaskGroups(f *testing.F) {
+	for _, s := range []string{`[{"name":"a"}]`, `[{"name":"a","annotations":null},{}]`, `[{"ANNOTATIONS":{"a":"b"}}]`,
+		`[{"annotations":{"yunikorn.apache.org\/user.info":"x"}}]`, `[{"annotationſ":{}}]`, `[{"annotations":{"a":"b","a":"c"}}]`,
+		`[{"labels":{"applicationId":"x"}}]`, `{"a":1}`, `[1,"x",null]`, `[{"annotations":{"k":"\u2028<"}}]`, `[{"a":"\ud800"}]`} {
+		f.Add(s)
+	}
+	base := `{"request":{"uid":"1","kind":{"group":"","version":"v1","kind":"Pod"},"operation":"CREATE","namespace":"a",` +
+		`"userInfo":{"username":"bob","groups":["qa"]},"object":{"metadata":{"annotations":{"` + TaskGroupsKey + `":%s}}}},"settings":{}}`
+	const bob = `{"user":"bob","groups":["qa"]}`
+	f.Fuzz(func(t *testing.T, groups string) {
+		payload := strings.Replace(base, "%s", rawjson.Quote(groups), 1)
+		var resp response
+		if err := json.Unmarshal(Validate([]byte(payload), NewLogger(io.Discard)), &resp); err != nil {
+			t.Fatalf("%v", err)
+		}
+		if !resp.Accepted {
+			return
+		}
+		answered := groups
+		if len(resp.MutatedObject) > 0 {
+			var obj struct {
+				Metadata struct {
+					Annotations map[string]string `json:"annotations"`
+				} `json:"metadata"`
+			}
+			if err := json.Unmarshal(resp.MutatedObject, &obj); err != nil {
+				t.Fatalf("%v", err)
+			}
+			answered = obj.Metadata.Annotations[TaskGroupsKey]
+		}
+		var decoded []k8shimTaskGroup
+		if json.Unmarshal([]byte(answered), &decoded) != nil {
+			return // YuniKorn makes no placeholders from a value it cannot decode
+		}
+		for i, g := range decoded {
+			if g.Annotations[AnnotationKey] != bob {
+				t.Fatalf("accepted %q; YuniKorn's group %d carries %q", answered, i, g.Annotations[AnnotationKey])
+			}
+			for k := range g.Labels {
+				if k == AnnotationKey || isApplicationIDKey(k) {
+					t.Fatalf("accepted %q; YuniKorn's group %d has the label %q", answered, i, k)
+				}
+			}
+		}
+	})
+}
+
+// FuzzRule14b: an untrusted UPDATE of a Pod is accepted only when both YuniKorn readings of its
+// application ID are the same in the old and the new pod.
+func FuzzRule14b(f *testing.F) {
+	f.Add("a", "", "", "", "a", "", "", "")
+	f.Add("", "x", "", "", "", "", "x", "")
+	f.Add("", "", "", "s", "", "", "", "t")
+	f.Fuzz(func(t *testing.T, oldLabel, oldAnnotation, oldApp, oldSpark, newLabel, newAnnotation, newApp, newSpark string) {
+		for _, s := range []string{oldLabel, oldAnnotation, oldApp, oldSpark, newLabel, newAnnotation, newApp, newSpark} {
+			if !utf8.ValidString(s) {
+				return // JSON would carry U+FFFD instead
+			}
+		}
+		pod := func(label, annotation, app, spark string) (map[string]any, [2]string) {
+			labels, annotations := map[string]any{}, map[string]any{AnnotationKey: bobValue}
+			set := func(m map[string]any, k, v string) {
+				if v != "-" {
+					m[k] = v
+				}
+			}
+			set(labels, appIDKey, label)
+			set(annotations, appIDKey, annotation)
+			set(labels, applicationIDKey, app)
+			set(labels, sparkAppSelector, spark)
+			first := func(vs ...string) string {
+				for _, v := range vs {
+					if v != "-" && v != "" {
+						return v
+					}
+				}
+				return ""
+			}
+			return map[string]any{"metadata": map[string]any{"labels": labels, "annotations": annotations}},
+				[2]string{first(label, annotation, app, spark), first(annotation, app, spark)}
+		}
+		now, nowIDs := pod(newLabel, newAnnotation, newApp, newSpark)
+		was, wasIDs := pod(oldLabel, oldAnnotation, oldApp, oldSpark)
+		req := map[string]any{"uid": "1", "kind": map[string]any{"group": "", "version": "v1", "kind": "Pod"}, "operation": "UPDATE",
+			"namespace": "a", "userInfo": map[string]any{"username": "bob", "groups": []string{"qa", "system:authenticated"}}, "object": now, "oldObject": was}
+		data, err := json.Marshal(map[string]any{"request": req, "settings": map[string]any{}})
+		if err != nil {
+			return
+		}
+		var resp response
+		if err := json.Unmarshal(Validate(data, NewLogger(io.Discard)), &resp); err != nil {
+			t.Fatal(err)
+		}
+		if resp.Accepted != (nowIDs == wasIDs) {
+			t.Fatalf("old IDs %q, new IDs %q: accepted %v (%s)", wasIDs, nowIDs, resp.Accepted, resp.Message)
+		}
+	})
+}
