@@ -194,6 +194,12 @@ fuzz: ## fuzz every target for FUZZTIME each (default 60s); crashers land in <pa
 fuzz-short: ## the short fuzz budget CI runs on every submission
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(or $(FUZZTIME_SHORT),10s)
 
+DEADCODE_VERSION := v0.52.0
+DEADCODE := $(TOOLS)/deadcode/$(DEADCODE_VERSION)/deadcode
+
+$(DEADCODE):
+	GOBIN=$(dir $@) go install golang.org/x/tools/cmd/deadcode@$(DEADCODE_VERSION)
+
 $(GOLANGCI_LINT):
 	GOBIN=$(TOOLS)/bin go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 
@@ -209,10 +215,11 @@ $(RENOVATE_CONFIG_VALIDATOR):
 lint: lint-go lint-workflows lint-shell lint-renovate ## gofmt, go vet, golangci-lint, actionlint, shellcheck, the Renovate config
 
 .PHONY: lint-go
-lint-go: $(GOLANGCI_LINT) ## gofmt, go vet and golangci-lint
+lint-go: $(GOLANGCI_LINT) $(DEADCODE) ## gofmt, go vet, golangci-lint and deadcode (no function unreachable from main and the tests)
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "run 'make fmt'" >&2; exit 1; }
 	go vet ./...
 	$(GOLANGCI_LINT) run ./...
+	@out="$$($(DEADCODE) -test ./...)"; test -z "$$out" || { echo "$$out"; echo "deadcode: delete what nothing reaches" >&2; exit 1; }
 
 .PHONY: lint-workflows
 lint-workflows: $(ACTIONLINT) ## actionlint on .github/workflows (and shellcheck on their run: scripts)

@@ -88,6 +88,3 @@ func (v Value) Sorted() []Member {
 
 // Obj builds an object from members, in the order given.
 func Obj(members ...Member) Value { return Value{Kind: Object, Members: members} }
-
-// Str builds a string.
-func Str(s string) Value { return Value{Kind: String, Text: s} }

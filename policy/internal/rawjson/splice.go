@@ -44,46 +44,6 @@ func needsEscape(s string) bool {
 	return false
 }
 
-// SetMember returns doc with obj[key] set to the JSON text made of valueParts: the existing value's bytes
-// are replaced, or the member is inserted first in the object. Nothing else in doc changes.
-func SetMember(x *Index, doc string, obj gjson.Result, key string, valueParts []Part) Edit {
-	_, old, _ := x.Member(obj, key)
-	return PutMember(x, doc, obj, key, old, valueParts)
-}
-
-// PutMember is SetMember for a caller that already holds obj[key] (old, absent when there is none).
-func PutMember(x *Index, doc string, obj gjson.Result, key string, old gjson.Result, valueParts []Part) Edit {
-	if old.Exists() {
-		return Edit{Doc: doc, Span: Span{Start: old.Index, End: old.Index + len(old.Raw), Parts: valueParts}}
-	}
-	open := obj.Index + 1 // just after '{'
-	parts := append(Texts(make([]Part, 0, len(valueParts)+3), Quote(key), ":"), valueParts...)
-	if x.HasMembers(obj) {
-		parts = Texts(parts, ",")
-	}
-	return Edit{Doc: doc, Span: Span{Start: open, End: open, Parts: parts}}
-}
-
-// SetPath sets the nested member path (the last element is the key, the rest are objects) below obj to
-// valueJSON, creating the objects that are missing or null. The caller has checked that present ones are
-// objects.
-func SetPath(x *Index, doc string, obj gjson.Result, path []string, valueJSON string) Edit {
-	for i, key := range path[:len(path)-1] {
-		_, next, _ := x.Member(obj, key)
-		if IsMissing(next) {
-			// {"b":{"c":value}} for the rest of the path [b c].
-			parts := make([]Part, 0, 3*len(path))
-			for _, k := range path[i+1:] {
-				parts = Texts(parts, "{", Quote(k), ":")
-			}
-			parts = Texts(parts, valueJSON, strings.Repeat("}", len(path)-i-1))
-			return SetMember(x, doc, obj, key, parts)
-		}
-		obj = next
-	}
-	return SetMember(x, doc, obj, path[len(path)-1], Texts(nil, valueJSON))
-}
-
 // RemoveMember returns doc without obj[key] and one separating comma.
 func RemoveMember(x *Index, doc string, obj gjson.Result, key string) Edit {
 	k, v, _ := x.Member(obj, key)

@@ -1,7 +1,6 @@
 package rawjson
 
 import (
-	"strings"
 	"unicode/utf8"
 )
 
@@ -55,52 +54,4 @@ func PlainStrings(raw string) (ok, plain bool, count int) {
 		plain = utf8.ValidString(raw)
 	}
 	return true, plain, count
-}
-
-// Strings calls fn with every string of text (keys and values, unescaped) until fn returns true, and
-// reports whether it did. When text is not valid JSON, its quoted runs are read as strings all the same:
-// a reader more lenient than the policy's (Go's decoder takes invalid UTF-8) must not find a string the
-// policy did not look at.
-func Strings(text string, fn func(string) bool) bool {
-	valid := Valid(text)
-	for i := 0; i < len(text); i++ {
-		if text[i] != '"' {
-			continue
-		}
-		end, escaped, closed := closedStringEnd(text, i)
-		if !closed {
-			return false
-		}
-		s := text[i:end]
-		if escaped && !valid {
-			s = unescapeLeniently(s)
-		} else {
-			s = StringValue(s, escaped)
-		}
-		if fn(s) {
-			return true
-		}
-		i = end - 1
-	}
-	return false
-}
-
-// closedStringEnd is StringEnd that also reports whether the string has its closing quote.
-func closedStringEnd(s string, i int) (end int, escaped, closed bool) {
-	for i++; i < len(s); i++ {
-		switch s[i] {
-		case '"':
-			return i + 1, escaped, true
-		case '\\':
-			escaped = true
-			i++
-		}
-	}
-	return len(s), escaped, false
-}
-
-// unescapeLeniently unescapes a quoted run of text that may not be a valid JSON string: what gjson can
-// read, and the text without its backslashes too, so that either reading is looked at.
-func unescapeLeniently(quoted string) string {
-	return StringValue(quoted, true) + "\x00" + strings.ReplaceAll(quoted, `\`, "")
 }
