@@ -15,7 +15,7 @@ import (
 // document). Deciding such an object then costs memory, and collector work in a fresh instance, in
 // proportion to its targets and no more (docs/rules.md "Custom-resource workloads (rules 11-13)", its Cost paragraph).
 
-// cref is one target of a declared kind: the map (m) when it exists, with its annotation (value), or the
+// cref is one target of any kind: the map (m) when it exists, with its annotation (value), or the
 // deepest object on the path that exists (holder) and the segments below it still missing (rest; rest[0]
 // is old in holder: absent or null).
 type cref struct {

@@ -173,8 +173,7 @@ type walker struct {
 	// crefs are the maps found: a few words each, so that memory and the work of a fresh instance's
 	// collector grow only a little with every target (a declared kind's object may hold thousands).
 	crefs []cref
-	// keys holds the crefs' concrete paths one after the other (keysOf makes them strings, all at once):
-	// one buffer, not one allocation per target.
+	// keys holds the crefs' concrete paths one after the other: one buffer, not one allocation per target.
 	keys []byte
 	// The concrete path so far: for a path with wildcards, pieces joined by "" (".", "name", "[3]",
 	// "[\"Worker\"]"); for a plain one (every built-in kind), the first depth segments of path, so that the

@@ -187,7 +187,7 @@ type requester struct {
 	// checked it), or nothing. The groups are read from it where they are needed, never copied into a
 	// []string: in the wasm guest a user in thousands of groups then cost thousands of allocations, each
 	// able to start a garbage collection that walks the heap (make bench: 1,000 groups 4.6 ms -> see
-	// README "Performance"), and views into the payload would make each collection quadratic (TinyGo's
+	// docs/performance.md), and views into the payload would make each collection quadratic (TinyGo's
 	// collector walks back from an interior pointer block by block to its object's start).
 	groups gjson.Result
 	// plain: the groups array's text is exactly what encoding/json writes for its strings (compact, as

@@ -7,8 +7,8 @@ import (
 )
 
 // Validate answers a Kubewarden validate payload ({"request":..,"settings":..}) with a validation response.
-// It never fails: bad input is a rejection with code 400 (docs/rules.md "Bad input"), since the host turns a Go
-// error into an HTTP 500 and, with failurePolicy Fail, that blocks every pod in the cluster.
+// It never fails: bad input is a rejection with code 400 (docs/rules.md "Bad input"); a Go error or a trap
+// would be answered by the host as a rejection with code 500 and no message the user can act on.
 func Validate(payload []byte, logger *Logger) []byte {
 	return evaluate(payload, logger, new(Storage)).encode()
 }
@@ -53,7 +53,7 @@ func evaluate(payload []byte, logger *Logger, storage *Storage) decision {
 //
 //go:noinline
 func prepare(payload []byte, logger *Logger, storage *Storage) (*evaluation, decision) {
-	// The payload is only read and outlives the evaluation, so a string view of it is safe.
+	// The payload outlives the evaluation and nothing writes it before the answer, so a view of it is safe.
 	text := rawjson.View(payload)
 	index := storage.records.Parse(text)
 	if index == nil {

@@ -2,7 +2,7 @@
 // truncated JSON, wrong types at every path the policy reads, huge strings, deep nesting, escaped and
 // duplicate keys, invalid UTF-8, byte order marks, out-of-range numbers and trailing garbage. Every case
 // must get a well-formed answer (docs/rules.md "Bad input"): never a trap or a Go error, which policy-server
-// turns into an HTTP 500 and, with failurePolicy Ignore, into a request admitted without the policy.
+// answers as a rejection with code 500 ("internal server error: Guest call failure") whatever failurePolicy says.
 //
 // It is not part of the policy and has no code outside its test.
 package malformed

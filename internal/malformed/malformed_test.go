@@ -139,9 +139,9 @@ func judge(c *testCase, out []byte, callErr error) []string {
 	var guestErr *wapchost.GuestError
 	switch {
 	case errors.As(callErr, &trap):
-		return []string{"the guest trapped, which policy-server answers with HTTP 500: " + short(trap.Error())}
+		return []string{"the guest trapped, which policy-server answers as a rejection with code 500: " + short(trap.Error())}
 	case errors.As(callErr, &guestErr):
-		return []string{"the guest returned a Go error, which policy-server answers with HTTP 500: " + short(guestErr.Error())}
+		return []string{"the guest returned a Go error, which policy-server answers as a rejection with code 500: " + short(guestErr.Error())}
 	case callErr != nil:
 		return []string{"the call failed: " + short(callErr.Error())}
 	}

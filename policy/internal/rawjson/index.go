@@ -12,7 +12,7 @@ import (
 // validating pass (Parse) writes it as it goes, so reading the members of an object afterwards never
 // rescans a value it steps over: gjson's ForEach squashes every member value to find where it ends, and
 // reaching request.object.metadata that way read a Pod's spec three times more (make bench: a 100 KB Pod
-// spent most of its time there; see README "Performance").
+// spent most of its time there; see docs/performance.md).
 //
 // Lookups go by address: a gjson.Result found by walking the indexed document holds a view of it, so
 // where its Raw starts in the document is known whatever its Index says (a walk that starts again at an

@@ -15,7 +15,7 @@ func Parse(s string) *Index { return ParseFrom(s, IndexedSize) }
 // ParseFrom checks that s is exactly one JSON value, as Valid, and returns the index of its
 // containers of minSize bytes or more (nil when s is not valid). It is iterative, keeping the open
 // containers in a slice: gjson.Valid recurses once per nesting level, and ~1,300 levels exhaust the 64 KiB
-// stack of the wasm guest, a trap the host turns into an HTTP 500 (docs/rules.md "Bad input": never). It
+// stack of the wasm guest, a trap the host answers as a rejection with code 500 (docs/rules.md "Bad input"). It
 // is also the one full pass over the payload that every request pays, so it is written for speed: one
 // loop for values and commas, every scan returning a single offset (-1 for invalid text), and strings read
 // eight bytes at a time.
