@@ -154,19 +154,12 @@ func (e *evaluation) guard(now, was *maps) (decision, bool) {
 		e.req.index.ForEach(g.m.Result(now.doc), func(key, value gjson.Result) bool {
 			changed := -1 // unknown until a leaf needs it
 			eachLeaf(value.Raw, key.Str, func(l leaf) bool {
-				var why string
+				why, always := e.leafRefusal(now, g, l)
 				switch {
-				case strings.Contains(l.key, "{{"):
-					refusal = TemplateKeyRefusal(now.guardKey(g), l.key)
+				case always:
+					refusal = why
 					return false
-				case l.isString && strings.HasSuffix(l.key, TaskGroupsKey):
-					tg := readTaskGroups(l.text, e.settings.LegacyUserLabel)
-					if why = tg.refusal(false); why == "" {
-						return true
-					}
-				case strings.Contains(l.key, AnnotationKey) || l.isString && strings.Contains(l.text, AnnotationKey):
-					why = GuardRefusal(now.guardKey(g), l.key)
-				default:
+				case why == "":
 					return true
 				}
 				if changed < 0 {
@@ -188,6 +181,21 @@ func (e *evaluation) guard(now, was *maps) (decision, bool) {
 		}
 	}
 	return decision{}, false
+}
+
+// leafRefusal is what refuses a leaf of the guard map g: always (a template key, changed or not), or
+// why, when its member is new or changed (rules 13 and 15); "" for neither.
+func (e *evaluation) leafRefusal(now *maps, g *cref, l leaf) (why string, always bool) {
+	switch {
+	case strings.Contains(l.key, "{{"):
+		return TemplateKeyRefusal(now.guardKey(g), l.key), true
+	case l.isString && strings.HasSuffix(l.key, TaskGroupsKey):
+		tg := readTaskGroups(l.text, e.settings.LegacyUserLabel)
+		return tg.refusal(false), false
+	case strings.Contains(l.key, AnnotationKey) || l.isString && strings.Contains(l.text, AnnotationKey):
+		return GuardRefusal(now.guardKey(g), l.key), false
+	}
+	return "", false
 }
 
 // membersOf returns the members of obj by key (none when obj is absent); a key that occurs more than

@@ -12,7 +12,7 @@ const MetadataSection = "io.kubewarden.metadata"
 
 // ErrMissingProtocolVersion is policy-server's refusal of a waPC module without Kubewarden's metadata
 // (one `kwctl annotate` has not written): it exits at start-up with these words.
-var ErrMissingProtocolVersion = errors.New("Policy is missing protocol version, which is required for KubewardenWapc execution mode") //nolint:staticcheck,revive // policy-server's words
+var ErrMissingProtocolVersion = errors.New("Policy is missing protocol version, which is required for KubewardenWapc execution mode") //nolint:staticcheck // policy-server's words
 
 // CheckLoadable refuses a module policy-server would refuse to load, as policy-server 1.36 does
 // (policy-evaluator's Metadata::from_contents, then has_valid_protocol_version): the first
@@ -39,7 +39,7 @@ func CheckLoadable(wasm []byte) error {
 	case meta.ProtocolVersion == nil:
 		return ErrMissingProtocolVersion
 	case *meta.ProtocolVersion != "v1":
-		return fmt.Errorf("Policy uses protocol version %q but only V1 is supported", *meta.ProtocolVersion) //nolint:staticcheck,revive // policy-server's words
+		return fmt.Errorf("Policy uses protocol version %q but only V1 is supported", *meta.ProtocolVersion) //nolint:staticcheck // policy-server's words
 	}
 	return nil
 }

@@ -16,7 +16,7 @@ func TestSnapshot_NameSectionIndicesAreInRange(t *testing.T) {
 		wasm func(testing.TB) []byte
 	}{
 		{"policy", guesttest.Policy},
-		{"startup guest", func(t testing.TB) []byte { return guesttest.Guest(t, startupGuest) }},
+		{"startup guest", func(t testing.TB) []byte { t.Helper(); return guesttest.Guest(t, startupGuest) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			raw := tc.wasm(t)

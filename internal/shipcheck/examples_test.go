@@ -102,9 +102,6 @@ type exampleCase struct {
 // example trusts it.
 const scheduler = "system:serviceaccount:yunikorn:yunikorn-admin"
 
-// schedulerPattern is the systemUsers entry the examples trust the scheduler with.
-const schedulerPattern = "^" + scheduler + "$"
-
 func exampleCases(t *testing.T) []exampleCase {
 	t.Helper()
 	// The defaults with the scheduler added, which every example starts from.

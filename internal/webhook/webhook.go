@@ -136,10 +136,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Json extractor): the status, and {"message": ..., "status": ...}.
 	refuse := func(code int, msg string) {
 		h.logf("%s %s %s -> HTTP %d: %s", start.UTC().Format(time.RFC3339Nano), r.Method, r.URL.Path, code, msg)
-		out, _ := json.Marshal(struct {
+		out, err := json.Marshal(struct {
 			Message string `json:"message"`
 			Status  int    `json:"status"`
 		}{msg, code})
+		if err != nil { // not reached: a string and an int always encode
+			out = []byte(`{"message":"internal error","status":500}`)
+		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(code)
 		_, _ = w.Write(out)
