@@ -329,8 +329,9 @@ func checkSettings(t *testing.T, settings map[string]any, tc exampleCase) policy
 }
 
 // checkMatchConditions wants every example to spare the policy the same requests as examples/default.yaml
-// (the cluster suite registers default.yaml's conditions and proves them), naming the annotation and the
-// legacy label the example's settings put in effect, and only kinds of the policy's table.
+// (the cluster suite registers default.yaml's conditions and proves them), naming the annotation, the
+// legacy label the example's settings put in effect, the application ID's sources and the task groups, and
+// only kinds of the policy's table.
 func checkMatchConditions(t *testing.T, conditions []matchCondition, s policy.Settings) {
 	t.Helper()
 	var def clusterAdmissionPolicy
@@ -345,7 +346,9 @@ func checkMatchConditions(t *testing.T, conditions []matchCondition, s policy.Se
 	for _, c := range conditions {
 		all.WriteString(c.Expression)
 	}
-	wants := []string{"'" + policy.AnnotationKey + "'"}
+	// rules 5, 14b and 15-16 decide a pod's UPDATE on these: a change of any must reach the policy
+	wants := []string{"'" + policy.AnnotationKey + "'", "'yunikorn.apache.org/app-id'", "'applicationId'", "'spark-app-selector'",
+		"'" + policy.TaskGroupsKey + "'"}
 	if s.LegacyUserLabel != "" {
 		wants = append(wants, "'"+s.LegacyUserLabel+"'")
 	}
