@@ -33,10 +33,12 @@ teardown() {
   fi
 }
 
-# reviews NS: what the policy server stand-in received for NS (not dry runs): kind, operation, user, patched
+# reviews NS: what the policy server stand-in received for NS (not dry runs): kind, operation, subresource, user,
+# and the answer (patched, unchanged or refused)
 reviews() {
   jq -r --arg ns "$1" 'select(.namespace == $ns and (.dryRun | not)) |
-    [.kind, .operation, (.subResource // "-"), .userInfo.username, (if .patch then "patched" else "unchanged" end)] | @tsv' "$RUN/kw-reviews.jsonl"
+    [.kind, .operation, (.subResource // "-"), .userInfo.username,
+     (if .allowed | not then "refused" elif .patch then "patched" else "unchanged" end)] | @tsv' "$RUN/kw-reviews.jsonl"
 }
 
 # mutating_webhooks: the MutatingWebhookConfigurations in the cluster and what they cover
@@ -224,6 +226,7 @@ Y
   echo "Bindings the policy server received in kw-a:"
   reviews kw-a | grep Binding | sed 's/^/  /' || true
   [ "$(reviews kw-a | grep -c '^Binding')" -eq 1 ]
+  [ "$(reviews kw-a | grep -c '^Binding	CREATE	binding	binder	refused')" -eq 1 ]
   kc admin -n kw-a delete pod scheduled --force --grace-period=0 > /dev/null 2>&1 || true
 }
 
