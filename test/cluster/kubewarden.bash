@@ -321,8 +321,10 @@ kw_kubelet_sync() {
   while read -r pod version; do
     [ "$version" = "$rv" ] || continue
     kw_serve "$cm" || continue
-    if kc admin -n "$KW_NS" patch pod "$pod" --subresource=status --type=merge -p "$KW_READY_PATCH" > /dev/null; then
+    if kc admin -n "$KW_NS" patch pod "$pod" --subresource=status --type=merge -p "$KW_READY_PATCH" > /dev/null 2>&1; then
       kw_log "pod $pod (config-version $version) marked Ready"
+    else
+      kw_log "pod $pod (config-version $version) is gone (the rollout moved on)"
     fi
   done <<< "$pods"
 }
