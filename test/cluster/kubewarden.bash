@@ -246,7 +246,8 @@ KW_READY_PATCH='{"status":{"conditions":[{"type":"Ready","status":"True"},{"type
 # kw_serve CONFIGMAP_JSON: kwhost serve (as kw-policy-server) with the policy of the ConfigMap's policies.yml,
 # the Secret's certificate, at the Service's ClusterIP and port; nothing to do when that is what already runs.
 # Returns non-zero when it cannot serve that configuration (kwhost refused the settings, as policy-server would
-# refuse to start: the pod is then never ready).
+# refuse to start: the pod is then never ready); the previous configuration is then served again, as the previous
+# policy-server pods would go on serving it.
 kw_serve() {
   local cm=$1 policies ip port n key
   mkdir -p "$KW_PS_DIR"
@@ -259,11 +260,10 @@ kw_serve() {
   key=$(cat <(printf '%s\n%s:%s\n' "$policies" "$ip" "$port") "$KW_PS_DIR/tls.crt" | sha256sum | cut -c1-16)
   if [ "$(cat "$KW_PS_DIR/serving" 2> /dev/null)" = "$key" ] && [ -f "$RUN/pids/kw-policy-server.pid" ]; then return 0; fi
   if [ "$(cat "$KW_PS_DIR/refused" 2> /dev/null)" = "$key" ]; then return 1; fi
-  printf '%s\n' "$policies" > "$KW_PS_DIR/policies.yml"
   n=$(jq 'length' <<< "$policies")
-  stop kw-policy-server
-  rm -f "$KW_PS_DIR/serving"
   if [ "$n" -eq 0 ]; then
+    stop kw-policy-server
+    printf '%s\n' "$policies" > "$KW_PS_DIR/policies.yml"
     kw_log "policies.yml holds no policy: nothing to serve"
     echo "$key" > "$KW_PS_DIR/serving"
     return 0
@@ -284,26 +284,55 @@ kw_serve() {
   fi
   kw_lo_add "$ip"
   kw_log "serving $id (module $(jq -r .module <<< "$entry") -> $POLICY; policyMode $(jq -r .policyMode <<< "$entry"); settings $(jq -c '.settings // {}' <<< "$entry")) on $ip:$port"
-  echo "--- $id $(jq -c '.settings // {}' <<< "$entry")" >> "$RUN/logs/kw-policy-server.log"
-  start kw-policy-server "$KWHOST" serve --policy "$POLICY" --settings-json "$(jq -c '.settings // {}' <<< "$entry")" \
-    --cert-file "$KW_PS_DIR/tls.crt" --key-file "$KW_PS_DIR/tls.key" --listen "$ip:$port" --record "$RUN/kw-reviews.jsonl"
-  local i
+  mkdir -p "$KW_PS_DIR/new"
+  cp "$KW_PS_DIR/tls.crt" "$KW_PS_DIR/tls.key" "$KW_PS_DIR/new/"
+  printf '%s\n' "$policies" > "$KW_PS_DIR/new/policies.yml"
+  echo "$ip:$port" > "$KW_PS_DIR/new/listen"
+  echo "$key" > "$KW_PS_DIR/new/key"
+  if kw_kwhost "$KW_PS_DIR/new"; then
+    rm -rf "$KW_PS_DIR/good"
+    mv "$KW_PS_DIR/new" "$KW_PS_DIR/good"
+    return 0
+  fi
+  echo "$key" > "$KW_PS_DIR/refused"
+  # policy-server's previous pods go on serving the previous configuration while the new ones crash-loop
+  if [ -d "$KW_PS_DIR/good" ] && kw_kwhost "$KW_PS_DIR/good"; then
+    kw_log "serving the previous configuration again, as the previous policy-server pods would"
+  fi
+  return 1
+}
+
+# kw_kwhost DIR: (re)starts kwhost serve (as kw-policy-server) with the configuration in DIR (policies.yml with one
+# policy, tls.crt, tls.key, listen, key) and waits until it answers over TLS, checked against kubewarden-ca for the
+# Service's name. Fails when kwhost exits (it refused the settings, as policy-server refuses to start) or does not
+# answer within 15 s.
+kw_kwhost() {
+  local dir=$1 id settings listen i
+  id=$(jq -r 'keys[0]' "$dir/policies.yml")
+  settings=$(jq -c '.[keys[0]].settings // {}' "$dir/policies.yml")
+  listen=$(cat "$dir/listen")
+  stop kw-policy-server
+  rm -f "$KW_PS_DIR/serving"
+  echo "--- $id $settings" >> "$RUN/logs/kw-policy-server.log"
+  start kw-policy-server "$KWHOST" serve --policy "$POLICY" --settings-json "$settings" \
+    --cert-file "$dir/tls.crt" --key-file "$dir/tls.key" --listen "$listen" --record "$RUN/kw-reviews.jsonl"
   for i in $(seq 1 60); do
-    if curl -sf --max-time 2 --cacert "$KW_PKI/ca.crt" --resolve "$KW_PS.$KW_NS.svc:$port:$ip" \
-      "https://$KW_PS.$KW_NS.svc:$port/readyz" > /dev/null 2>&1; then
-      echo "$key" > "$KW_PS_DIR/serving"
+    if curl -sf --max-time 2 --cacert "$KW_PKI/ca.crt" --resolve "$KW_PS.$KW_NS.svc:${listen##*:}:${listen%:*}" \
+      "https://$KW_PS.$KW_NS.svc:${listen##*:}/readyz" > /dev/null 2>&1; then
+      cp "$dir/policies.yml" "$KW_PS_DIR/policies.yml"
+      cp "$dir/key" "$KW_PS_DIR/serving"
       kw_log "$id: kwhost answers (after $i polls), certificate checked against kubewarden-ca for $KW_PS.$KW_NS.svc"
       return 0
     fi
     if ! kill -0 "$(cat "$RUN/pids/kw-policy-server.pid")" 2> /dev/null; then
       kw_log "$id: kwhost exited: $(tail -n 1 "$RUN/logs/kw-policy-server.log"); not ready (policy-server would crash-loop)"
       rm -f "$RUN/pids/kw-policy-server.pid" "$RUN/pids/kw-policy-server.exe"
-      echo "$key" > "$KW_PS_DIR/refused"
       return 1
     fi
     sleep 0.25
   done
   kw_log "$id: kwhost did not answer within 15 s; not ready"
+  stop kw-policy-server
   return 1
 }
 
