@@ -38,6 +38,8 @@ rc=0
     nice -n 10 go build -trimpath -ldflags='-s -w' -o "$BIN/kubewarden-controller" github.com/kubewarden/adm-controller/cmd/controller
 } > "$BIN/build.log" 2>&1 || rc=$?
 if [ $rc -ne 0 ]; then
+  # go mod download -json reports a refused download in the JSON it prints
+  jq -r '.Error // empty' "$BIN/module.json" >> "$BIN/build.log" 2> /dev/null || true
   cat "$BIN/build.log" >&2
   if grep -qE '(403|404|410) |Forbidden|Not Found|Gone|dial tcp|no such host' "$BIN/build.log"; then exit 3; fi
   exit 1
