@@ -117,10 +117,11 @@ kw_lo_add() { ip addr show dev lo | grep -q "inet $1/" || ip addr add "$1/32" de
 
 # kw_install: what `helm install` of kubewarden-crds and kubewarden-controller (chart defaults) puts in the cluster,
 # minus the controller's Deployment (kw_start runs the binary) and the webhook configurations (kw_register_webhooks,
-# once the controller answers, as the chart's post-install order has it): the CRDs, the namespace, the controller's
-# ServiceAccount, ClusterRole, Role and their bindings, the metrics-reader role, the CA and webhook server Secrets and
-# the webhook Service, whose ClusterIP svcproxy serves. Also the policy server's ServiceAccount (kubewarden-defaults
-# creates it; the ServiceAccount admission plugin refuses the PolicyServer's pods without it).
+# once the controller answers; Helm applies them with the rest, and they fail until it does): the CRDs, the
+# namespace, the controller's ServiceAccount, ClusterRole, Role and their bindings, the metrics-reader role, the CA
+# and webhook server Secrets and the webhook Service, whose ClusterIP svcproxy serves. Also the policy server's
+# ServiceAccount (kubewarden-defaults creates it; the ServiceAccount admission plugin refuses the PolicyServer's pods
+# without it).
 kw_install() {
   kc admin apply --server-side -f "$KW_BIN/crds" > /dev/null
   kc admin wait --for=condition=Established --timeout=60s -f "$KW_BIN/crds" > /dev/null
@@ -165,8 +166,8 @@ kw_webhook_tls() {
 # kw_start: the controller, with the chart's arguments but --leader-elect (outside a pod it cannot tell its
 # namespace) and with its probes on loopback (the chart: every interface, port 8081; metrics off, as the chart
 # leaves them by default), as its ServiceAccount. Ready when its controllers print "Starting workers" and its
-# webhook server completes a TLS handshake through the Service. NOTES: it exits without the certificate, after
-# /readyz already answered.
+# webhook server completes a TLS handshake through the Service (without its certificate it exits, after /readyz
+# already answered).
 kw_start() {
   stop kw-controller
   TMPDIR=$RUN/kw-controller-tmp start kw-controller "$KW_BIN/kubewarden-controller" \
