@@ -22,7 +22,7 @@ if [ -x "$BIN/kubewarden-controller" ] && [ -f "$BIN/.complete" ]; then
   echo "kubewarden controller v$V: cached in $BIN"
   exit 0
 fi
-echo "building Kubewarden's controller v$V from the Go module proxy (cold: 1-3 min on a quiet 2-core machine)"
+echo "building Kubewarden's controller v$V from the Go module proxy (cold: about 4 min of CPU, 3-6 min on 2 cores)"
 mkdir -p "$BIN"
 BIN=$(cd "$BIN" && pwd)
 rm -f "$BIN/.complete"
