@@ -80,4 +80,4 @@ if [ $rc -ne 0 ]; then
   echo "the Kubewarden stage FAILED (exit $rc) after $(el); logs: $RUN/logs (kw-controller.log, kw-kubelet.log, kw-policy-server.log)" >&2
   exit $rc
 fi
-echo "the Kubewarden stage passed in $(el): Kubewarden's controller v$KW_VERSION reconciled every example"
+echo "the Kubewarden stage passed in $(el) (Kubewarden's controller v$KW_VERSION${BATS_FILTER:+, scenarios matching $BATS_FILTER})"
