@@ -95,7 +95,7 @@ demo: policy.wasm $(KWHOST) ## a tour: each scenario of testdata/tour.json with 
 # Each stage runs on its own, in this order, and the run ends with a table of stages and their times.
 # release-rehearsal runs with REHEARSAL_E2E=0 here: it checks that the pulled module is byte for byte
 # policy.wasm, which e2e-tests ran a few stages before (make release-rehearsal alone runs the suite again).
-TEST_STAGES ?= lint unit-tests e2e-tests fuzz-short e2e-cluster e2e-operators e2e-load e2e-yunikorn release-rehearsal
+TEST_STAGES ?= lint unit-tests e2e-tests fuzz-short e2e-cluster e2e-kubewarden e2e-operators e2e-load e2e-yunikorn release-rehearsal
 test: export REHEARSAL_E2E ?= 0
 test: ## run every test (lint, unit, host, e2e, a short fuzz, a real control plane, operators, load and faults, YuniKorn in the loop, a release rehearsal), then a table of stage times
 	@MAKE="$(MAKE)" hack/stages.sh $(TEST_STAGES)

@@ -103,3 +103,23 @@ bench-yunikorn: policy.wasm build/floor.wasm $(KWHOST) $(PREFLIGHT) $(WEBHOOKCON
 	  MATCH_CONDITIONS=$(CLUSTER_MATCH_CONDITIONS) YUNIKORN_VERSIONS="$(YUNIKORN_VERSIONS)" LOADGEN=$(LOADGEN) FLOOR=$(CURDIR)/build/floor.wasm \
 	  YUNIKORN_SUITE=yunikorn-bench.bats YUNIKORN_SERIAL=1 BENCH_ROUNDS=$(BENCH_ROUNDS) BENCH_PODS=$(BENCH_PODS) \
 	  test/cluster/yunikorn.sh
+
+# Kubewarden's own controller in the loop (issue 42): adm-controller built once from the Go module proxy into
+# .tools/kubewarden/vVERSION (test/cluster/kubewarden/adm-controller-VERSION holds the module), with the CRDs and
+# chart templates of the same version; it reconciles every example, then the README's Quick start and the cluster
+# scenarios go through the webhook configuration it wrote (test/cluster/kubewarden.sh, kubewarden.bats).
+KW_VERSION ?= 1.36.0
+SVCPROXY := $(BUILD)/svcproxy
+$(SVCPROXY): go.mod test/cluster/svcproxy/main.go
+	go build -o $@ ./test/cluster/svcproxy
+
+.PHONY: kubewarden-binaries
+kubewarden-binaries: ## build Kubewarden's controller v$(KW_VERSION) into .tools/kubewarden (once per version)
+	@test/cluster/build-kubewarden.sh $(KW_VERSION) $(TOOLS)/kubewarden/v$(KW_VERSION)
+
+.PHONY: e2e-kubewarden
+e2e-kubewarden: policy.wasm $(KWHOST) $(PREFLIGHT) $(WEBHOOKCONFIG) $(SVCPROXY) ## Kubewarden's controller (v1.36.0) reconciles every example; the Quick start and the cluster scenarios through the webhook it wrote
+	@KUBE_VERSION=$(KUBE_VERSION) KUBE_BIN=$(KUBE_BIN) RUN=$(BUILD)/cluster-kubewarden KWHOST=$(KWHOST) PREFLIGHT=$(PREFLIGHT) \
+	  POLICY=$(CURDIR)/policy.wasm WEBHOOKCONFIG=$(WEBHOOKCONFIG) METADATA=$(CLUSTER_METADATA) \
+	  MATCH_CONDITIONS=$(CLUSTER_MATCH_CONDITIONS) KW_VERSION=$(KW_VERSION) KW_BIN=$(TOOLS)/kubewarden/v$(KW_VERSION) SVCPROXY=$(SVCPROXY) \
+	  test/cluster/kubewarden.sh

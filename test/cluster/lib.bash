@@ -129,7 +129,7 @@ stop() {
 
 stop_all() {
   local c
-  for c in operator argo yunikorn-admission yunikorn slowproxy kwhost kube-controller-manager kube-apiserver etcd; do stop "$c"; done
+  for c in kw-kubelet kw-policy-server kw-controller kw-svcproxy operator argo yunikorn-admission yunikorn slowproxy kwhost kube-controller-manager kube-apiserver etcd; do stop "$c"; done
 }
 
 # die_with_log NAME MESSAGE: the last lines of a component's log, for a start-up that failed
