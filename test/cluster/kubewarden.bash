@@ -27,7 +27,8 @@
   KW_WEBHOOK_PORT=${KW_WEBHOOK_PORT:-9443} # the chart's ports.webhook
   KW_PROBE_PORT=${KW_PROBE_PORT:-18081}
   KW_PKI=$RUN/kw-pki
-  KW_PS=policy-server-default # what the controller names everything it makes for the PolicyServer "default"
+  KW_PS_NAME=default          # the PolicyServer the stand-in serves (kw_ps_pick)
+  KW_PS=policy-server-default # what the controller names everything it makes for that PolicyServer
   KW_PS_DIR=$RUN/kw-policy-server
   KW_POLICY=yunikorn-user-info
 }
@@ -110,6 +111,20 @@ kw_pki() {
 }
 
 # kw_cluster_ip NAME: the ClusterIP of the Service NAME in kubewarden
+# kw_ps_pick: the PolicyServer whose policies.yml holds a policy (the stand-in serves one at a time: the examples'
+# run on "default", the README's Quick start on one of its own), "default" when none does; sets KW_PS_NAME and KW_PS.
+kw_ps_pick() {
+  local name
+  for name in $(kc admin get policyservers -o jsonpath='{.items[*].metadata.name}' 2> /dev/null); do
+    if kc admin -n "$KW_NS" get configmap "policy-server-$name" -o json 2> /dev/null |
+      jq -e '.data["policies.yml"] // "{}" | fromjson | length > 0' > /dev/null 2>&1; then
+      KW_PS_NAME=$name KW_PS=policy-server-$name
+      return 0
+    fi
+  done
+  KW_PS_NAME=default KW_PS=policy-server-default
+}
+
 kw_cluster_ip() { kc admin -n "$KW_NS" get service "$1" -o jsonpath='{.spec.clusterIP}'; }
 
 # kw_lo_add IP: the address on lo of the suite's network namespace (where kube-proxy would route it)
@@ -341,9 +356,10 @@ kw_kwhost() {
 # configuration served and are marked Ready; pods of an older configuration are left to the Deployment's rollout.
 kw_kubelet_sync() {
   local cm rv pods pod version
+  kw_ps_pick
   cm=$(kc admin -n "$KW_NS" get configmap "$KW_PS" -o json 2> /dev/null) || return 0
   rv=$(jq -r .metadata.resourceVersion <<< "$cm")
-  pods=$(kc admin -n "$KW_NS" get pods -l kubewarden/policy-server=default -o json 2> /dev/null | jq -r '.items[] |
+  pods=$(kc admin -n "$KW_NS" get pods -l "kubewarden/policy-server=$KW_PS_NAME" -o json 2> /dev/null | jq -r '.items[] |
     select(.metadata.deletionTimestamp == null) |
     select([.status.conditions[]? | select(.type == "Ready" and .status == "True")] | length == 0) |
     "\(.metadata.name) \(.metadata.labels["kubewarden/config-version"])"') || return 0
@@ -363,7 +379,7 @@ kw_kubelet_sync() {
 # run's own limit); started in the background by kw_kubelet_start, stopped by its PID.
 kw_kubelet_loop() {
   local deadline=$((SECONDS + ${KW_KUBELET_SECONDS:-1200}))
-  kw_log "kubelet stand-in: watching the pods labelled kubewarden/policy-server=default in $KW_NS"
+  kw_log "kubelet stand-in: watching the pods of the PolicyServer that holds a policy in $KW_NS"
   while [ $SECONDS -lt $deadline ]; do
     kw_kubelet_sync || true
     sleep 0.5
@@ -392,7 +408,10 @@ kw_active() {
 }
 
 # kw_policies_yml: the policies.yml of the policy server's ConfigMap, as JSON
-kw_policies_yml() { kc admin -n "$KW_NS" get configmap "$KW_PS" -o json | jq -c '.data["policies.yml"] | fromjson'; }
+kw_policies_yml() {
+  kw_ps_pick
+  kc admin -n "$KW_NS" get configmap "$KW_PS" -o json | jq -c '.data["policies.yml"] | fromjson'
+}
 
 # kw_example_json FILE: the example as the API server receives it from kubectl (YAML to JSON, no defaults)
 kw_example_json() { kc admin create --dry-run=client -o json -f "$1"; }
@@ -405,9 +424,10 @@ kw_settings_served() {
 # kw_rolled_out: the Deployment carries the ConfigMap's version, and every pod of the policy server is of it and Ready
 kw_rolled_out() {
   local rv
+  kw_ps_pick
   rv=$(kc admin -n "$KW_NS" get configmap "$KW_PS" -o jsonpath='{.metadata.resourceVersion}')
   [ "$(kc admin -n "$KW_NS" get deployment "$KW_PS" -o jsonpath='{.metadata.annotations.kubewarden/config-version}')" = "$rv" ] &&
-    kc admin -n "$KW_NS" get pods -l kubewarden/policy-server=default -o json | jq -e --arg rv "$rv" '(.items | length) > 0 and
+    kc admin -n "$KW_NS" get pods -l "kubewarden/policy-server=$KW_PS_NAME" -o json | jq -e --arg rv "$rv" '(.items | length) > 0 and
       all(.items[]; .metadata.labels["kubewarden/config-version"] == $rv and .metadata.deletionTimestamp == null and
         any(.status.conditions[]?; .type == "Ready" and .status == "True"))' > /dev/null
 }

@@ -149,37 +149,33 @@ webhook_matches() {
   mutating_webhooks
 }
 
-@test "the README's Quick start, as written: kubectl apply, kubectl wait --for=condition=PolicyActive, and alice's server-side dry run shows her stamp" {
-  local block cmds=() cmd line expect calls0
-  # the sh block under "### Quick start"
-  block=$(awk '/^### Quick start/ { q = 1; next } q && /^```sh/ { b = 1; next } b && /^```/ { exit } b { print }' "$KW_ROOT/README.md")
+@test "the README's Quick start, as written: a PolicyServer of its own, kubectl apply, kubectl wait --for=condition=PolicyActive, and alice's server-side dry run shows her stamp" {
+  local block admin probe expect calls0
+  # the sh block of "### Quick start" that installs the policy (the one before it builds and pushes the module)
+  block=$(awk '/^### Quick start/ { q = 1; next } q && /^### / { exit } q && /^```sh/ { b = 1; blk = ""; next }
+    b && /^```/ { b = 0; if (blk ~ /--for=condition=PolicyActive/) { printf "%s", blk; exit } next } b { blk = blk $0 "\n" }' "$KW_ROOT/README.md")
   [ -n "$block" ]
   echo "$block" | sed 's/^/  README: /'
   expect=$(sed -nE 's/^# for user alice in group devops: (.*)$/\1/p' <<< "$block")
   [ -n "$expect" ]
-  cmd=
-  while IFS= read -r line; do
-    [[ $line =~ ^[[:space:]]*(#|$) ]] && continue
-    if [[ $line == *\\ ]]; then cmd+="${line%\\} "; continue; fi
-    cmds+=("$cmd$line")
-    cmd=
-  done <<< "$block"
-  [ "${#cmds[@]}" -eq 3 ]
-  [[ ${cmds[0]} == "kubectl apply -f examples/default.yaml" ]]
-  [[ ${cmds[1]} == "kubectl wait --for=condition=PolicyActive "* ]]
-  [[ ${cmds[2]} == "kubectl run "*"--dry-run=server"* ]]
+  # The admin's part is everything before alice's probe (`kubectl run ... --dry-run=server`, continued lines included).
+  admin=$(awk '/^kubectl run / { exit } { print }' <<< "$block")
+  probe=$(awk '/^kubectl run / { p = 1 } p && !/^#/ { print }' <<< "$block" | sed -e ':a' -e '/\\$/N; s/\\\n//; ta')
+  [[ $admin == *"kind: PolicyServer"* && $admin == *"kubectl wait --for=condition=PolicyActive "* ]]
+  [[ $probe == "kubectl run "*"--dry-run=server"* ]]
   calls0=$(webhook_calls)
-  # The cluster admin installs the policy; alice (group devops) runs the probe. From the repository's root, with
-  # the suite's kubectl, as each of them.
+  # The cluster admin installs the policy, with MODULE as the block before set it; alice (group devops) runs the
+  # probe. From the repository's root, with the suite's kubectl, as each of them.
   cd "$KW_ROOT"
-  for cmd in "${cmds[0]}" "${cmds[1]}"; do
-    echo "admin\$ $cmd"
-    run -0 timeout 330 env KUBECONFIG="$RUN/admin.kubeconfig" bash -c "$cmd"
-    echo "$output"
-  done
+  echo "admin\$ (the block above, up to alice's probe)"
+  run -0 timeout 400 env KUBECONFIG="$RUN/admin.kubeconfig" MODULE="registry://registry.example.com/you/yunikorn-user-info:v0.1.0-unreleased" \
+    bash -euo pipefail -c "$admin"
+  echo "$output"
+  kw_ps_pick
+  [ "$KW_PS_NAME" = yunikorn ]
   wait_until 30 "the policy server to serve it" kw_rolled_out
-  echo "alice\$ ${cmds[2]}"
-  run -0 --separate-stderr timeout 60 env KUBECONFIG="$RUN/alice.kubeconfig" bash -c "${cmds[2]}"
+  echo "alice\$ $probe"
+  run -0 --separate-stderr timeout 60 env KUBECONFIG="$RUN/alice.kubeconfig" bash -c "$probe"
   echo "$output"
   echo "README says: $expect"
   [ "$output" = "$expect" ]
@@ -266,7 +262,8 @@ Y
   kc admin -n kube-system delete pod kw-probe --wait=false > /dev/null
 }
 
-@test "examples/strict.yaml applied over it: bob's forged value is refused through the controller's webhook, naming him" {
+@test "examples/strict.yaml in its place: bob's forged value is refused through the controller's webhook, naming him" {
+  kw_delete "$KW_POLICY" # a policy's spec.policyServer cannot change: the Quick start's runs on a PolicyServer of its own
   kw_apply admin "$KW_ROOT/examples/strict.yaml"
   jq -n --arg k "$ANNOTATION" --arg v "$ALICE_VALUE" --arg img "$IMAGE" \
     '{apiVersion: "v1", kind: "Pod", metadata: {name: "bob-forged", annotations: {($k): $v}}, spec: {containers: [{name: "c", image: $img}]}}' \
