@@ -208,6 +208,27 @@ deployment_d6() {
   [ -z "$(kc admin -n "$NS_B" get pod p9 --ignore-not-found -o name)" ]
 }
 
+@test "9b. both readings of the application ID (rule 14): the label yunikorn.apache.org/app-id names the pod's own application, the annotation another namespace's generated one (and the reverse): refused" {
+  # YuniKorn 1.8 reads the label yunikorn.apache.org/app-id first; 1.4 knows no such label and reads the
+  # annotation first (k8shim GetApplicationIDFromPod): under 1.4 the first pod would join yk-a's generated application
+  local label annotation seen="" refused=0 gen="yunikorn-$NS_A-autogen"
+  for label in yk-9b "$gen"; do
+    annotation=$gen
+    [ "$label" = yk-9b ] || annotation=yk-9b
+    yk_pod p9b yk-9b root.alice | jq --arg l "$label" --arg a "$annotation" 'del(.metadata.labels.applicationId) |
+      .metadata.labels["yunikorn.apache.org/app-id"] = $l | .metadata.annotations["yunikorn.apache.org/app-id"] = $a' > "$BATS_TEST_TMPDIR/p.json"
+    submit bob "$NS_B" "$BATS_TEST_TMPDIR/p.json"
+    seen="${seen}label $label, annotation $annotation: exit $status $(grep -o 'application ID [^:]*' <<< "$stderr" | head -n 1); "
+    if [ "$status" -ne 0 ] && [[ "$stderr" == *"application ID $gen is the generated application of namespace $NS_A: a pod may join it only from that namespace"* ]] &&
+      [ -z "$(kc admin -n "$NS_B" get pod p9b --ignore-not-found -o name)" ]; then
+      refused=$((refused + 1))
+    fi
+    kc admin -n "$NS_B" delete pod p9b --ignore-not-found --grace-period=0 --force > /dev/null 2>&1 || true
+  done
+  record "9b label/annotation app-id: own and $gen, from $NS_B" "both refused at admission (rule 14, both readings)" "${seen%; }"
+  [ "$refused" -eq 2 ]
+}
+
 @test "10. a Binding carrying the annotation is refused (rule 10); the scheduler's own Bindings never reach the webhook" {
   yk_pod p10 yk-10 root.alice "" '.spec.schedulerName = "e2e-nobody"' > "$BATS_TEST_TMPDIR/p.json"
   submit alice "$NS_A" "$BATS_TEST_TMPDIR/p.json"
@@ -405,25 +426,77 @@ drop_gangs() {
   [ "$(stamp_user "$NS_A" p5c)" = bob ]
 }
 
-@test "measure: bob relabels his pending pod to alice's application ID (a pod UPDATE the policy does not check)" {
-  # bob's pr waits in root.bobs (his limit: yk-5b runs); he points it at alice's yk-1, then the scheduler restarts
+# held_in_bobs NS POD APP: APP waits in root.bobs (bob's limit) and its pod is not bound
+held_in_bobs() { [ "$(app_state root.bobs "$3")" = Accepted ] && ! is_bound "$1" "$2"; }
+
+@test "14b. bob relabels his pending pod to alice's application ID: the policy refuses it (rule 14b); without the policy the pod joins alice's application and runs as alice" {
+  local msg="the application of a pod cannot change once the pod exists: yk-r to yk-1" shipped with
+  # bob's pr waits in root.bobs (his limit: yk-5b runs); he points it at alice's yk-1
   yk_pod pr yk-r root.bobs > "$BATS_TEST_TMPDIR/p.json"
   submit bob "$NS_A" "$BATS_TEST_TMPDIR/p.json"
   [ "$status" -eq 0 ]
-  wait_until 20 "yk-r to be Accepted" bash -c "[ \"\$(curl -sf --max-time 5 '$YK_REST/partition/default/queue/root.bobs/application/yk-r' | jq -r .applicationState)\" = Accepted ]" || true
-  local held live restarted
-  held="$(outcome "$NS_A" pr), yk-r $(app_state root.bobs yk-r)"
+  note_stamp "$NS_A" pr
+  wait_until 20 "yk-r to be held" held_in_bobs "$NS_A" pr yk-r || true
+  # The shipped matchConditions (examples/default.yaml) send a pod UPDATE to the policy only when it changes
+  # user.info or the legacy label: a server-side dry run shows what they do with the relabel.
+  run --separate-stderr kc bob -n "$NS_A" label pod pr applicationId=yk-1 --overwrite --dry-run=server
+  shipped="exit $status${stderr:+: $(grep -o 'the application of a pod[^"]*' <<< "$stderr" | head -n 1)}"
+  echo "bob, shipped matchConditions: relabel pr (dry run) -> $shipped; stderr: ${stderr:-<none>}"
+  # With a webhook configuration that sends the UPDATE to the policy (no matchConditions): refused.
+  register_webhook no-conditions
+  relabel_refused() { ! kc bob -n "$NS_A" label pod pr applicationId=yk-1 --overwrite --dry-run=server > /dev/null 2>&1; }
+  wait_until 30 "the webhook without matchConditions to apply" relabel_refused || true
   run --separate-stderr kc bob -n "$NS_A" label pod pr applicationId=yk-1 --overwrite
   echo "bob: relabel pr to applicationId=yk-1 -> exit $status; stderr: ${stderr:-<none>}"
-  [ "$status" -eq 0 ]
+  local label_status=$status label_err=$stderr annot_status annot_err
+  # the other reading: the annotation yunikorn.apache.org/app-id (read first by 1.4, after the label by 1.8)
+  run --separate-stderr kc bob -n "$NS_A" annotate pod pr yunikorn.apache.org/app-id=yk-1
+  echo "bob: annotate pr yunikorn.apache.org/app-id=yk-1 -> exit $status; stderr: ${stderr:-<none>}"
+  annot_status=$status annot_err=$stderr
+  register_webhook
   wait_until 5 "pr to be bound (it is not expected to be)" is_bound "$NS_A" pr || true
-  live="$(outcome "$NS_A" pr), yk-1 pods [$(app_pods root.alice yk-1)]"
-  yk_stop
-  yk_start > /dev/null
-  wait_until 20 "pr to be bound after the restart" is_bound "$NS_A" pr || true
-  restarted="$(outcome "$NS_A" pr), yk-r $(app_state root.bobs yk-r), yk-1 user $(app_user root.alice yk-1) pods [$(app_pods root.alice yk-1)]"
-  record "UPDATE: pending pod relabelled to alice's app" "measured" "before: $held; relabelled: $live; after a restart: $restarted"
+  with="label: exit $label_status $(grep -o 'the application of a pod[^"]*' <<< "$label_err" | head -n 1); annotation: exit $annot_status $(grep -o 'the application of a pod[^"]*' <<< "$annot_err" | head -n 1); pr $(outcome "$NS_A" pr), label $(kc admin -n "$NS_A" get pod pr -o jsonpath='{.metadata.labels.applicationId}'), yk-1 pods [$(app_pods root.alice yk-1)]"
+  record "14b relabel pending pod to alice's app (policy on, shipped matchConditions)" "measured: do they send it to the policy?" "dry run $shipped"
+  record "14b relabel pending pod to alice's app (policy on)" "refused (rule 14b), pr stays pending outside yk-1" "$with"
+
+  # The control run, policy off: alice's application yk-r-alice in root.alice and bob's held yk-r-off in
+  # root.bobs, each pod carrying its author's own value (what the policy would have stamped)
+  yk_pod pa-off yk-r-alice root.alice "$ALICE_VALUE" > "$BATS_TEST_TMPDIR/a.json"
+  submit alice "$NS_OFF" "$BATS_TEST_TMPDIR/a.json"
+  [ "$status" -eq 0 ]
+  wait_bound "$NS_OFF" pa-off || true
+  yk_pod pr-off yk-r-off root.bobs "$BOB_VALUE" > "$BATS_TEST_TMPDIR/p.json"
+  submit bob "$NS_OFF" "$BATS_TEST_TMPDIR/p.json"
+  [ "$status" -eq 0 ]
+  wait_until 20 "yk-r-off to be held" held_in_bobs "$NS_OFF" pr-off yk-r-off || true
+  local held when
+  held="$(outcome "$NS_OFF" pr-off), yk-r-off $(app_state root.bobs yk-r-off)"
+  run --separate-stderr kc bob -n "$NS_OFF" label pod pr-off applicationId=yk-r-alice --overwrite
+  echo "bob (policy off): relabel pr-off to applicationId=yk-r-alice -> exit $status; stderr: ${stderr:-<none>}"
+  [ "$status" -eq 0 ]
+  if wait_until 15 "pr-off to be bound" is_bound "$NS_OFF" pr-off; then
+    when="at once"
+  else
+    yk_stop
+    yk_start > /dev/null
+    wait_until 30 "pr-off to be bound after a restart" is_bound "$NS_OFF" pr-off || true
+    when="after a restart"
+  fi
+  local off
+  off="before: $held; relabelled: $(outcome "$NS_OFF" pr-off) $when, yk-r-alice user $(app_user root.alice yk-r-alice) pods [$(app_pods root.alice yk-r-alice)]"
+  record "14b same, policy OFF" "joins alice's app, runs as alice (1.8.0 at once, 1.4.0 after a restart)" "$off"
+  [ "$label_status" -ne 0 ]
+  [[ "$label_err" == *"$msg"* ]]
+  [ "$annot_status" -ne 0 ]
+  [[ "$annot_err" == *"the application of a pod cannot change once the pod exists: yk-r to yk-1"* ]]
+  [ "$(kc admin -n "$NS_A" get pod pr -o jsonpath='{.metadata.labels.applicationId}')" = yk-r ]
   [ "$(stamp_user "$NS_A" pr)" = bob ]
+  [ -z "$(node_of "$NS_A" pr)" ]
+  [[ ",$(app_pods root.alice yk-1)," != *,pr,* ]]
+  [ "$(outcome "$NS_OFF" pr-off)" = bound ]
+  [ "$(app_user root.alice yk-r-alice)" = alice ]
+  [[ ",$(app_pods root.alice yk-r-alice)," == *,pr-off,* ]]
+  if [ "$YUNIKORN_VERSION" = 1.8.0 ]; then [ "$when" = "at once" ]; fi
 }
 
 @test "the scheduler's writes (Bindings, pod status) never reached the webhook nor changed a stamp" {
