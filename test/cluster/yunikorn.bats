@@ -342,11 +342,12 @@ yk_trusted_settings() {
   [ "$status" -eq 0 ]
   note_stamp "$NS_A" p12-untrusted
   wait_until 60 "3 placeholders of yk-12-untrusted to be bound" placeholders_bound "$NS_A" yk-12-untrusted 3 || true
-  local seen groups reviews
+  local seen groups reviews user
   seen=$(placeholders "$NS_A" yk-12-untrusted) groups=$(group_users "$NS_A" p12-untrusted) reviews=$(placeholder_reviews yk-12-untrusted)
+  user=$(app_user root.alice yk-12-untrusted)
   sed 's/^/  placeholder: /' <<< "$seen"
   record "12 gang, scheduler untrusted (replace)" "task groups alice; placeholders admitted with a warning, stamp scheduler, bound; app user alice" \
-    "task groups $groups; placeholders admitted/warned $reviews, seen $(grep -c . <<< "$seen"), bound $(grep -c '	bound$' <<< "$seen"), stamps $(cut -f2 <<< "$seen" | sort -u | paste -sd,); app user $(app_user root.alice yk-12-untrusted)"
+    "task groups $groups; placeholders admitted/warned $reviews, seen $(grep -c . <<< "$seen"), bound $(grep -c '	bound$' <<< "$seen"), stamps $(cut -f2 <<< "$seen" | sort -u | paste -sd,); app user $user"
   # on 1.4.0 a restart would recover this gang as the scheduler's account (measured 2026-11-26): gone before any restart
   drop_gangs yk-12-untrusted
   [ "$groups" = alice ]
@@ -354,7 +355,7 @@ yk_trusted_settings() {
   [ "${reviews#*/}" -ge 3 ]
   [ "$(grep -c '	bound$' <<< "$seen")" -ge 3 ]
   [ "$(cut -f2 <<< "$seen" | sort -u)" = "$YK_USER" ]
-  [ "$(app_user root.alice yk-12-untrusted)" = alice ]
+  [ "$user" = alice ]
 }
 
 # gang_users_now: the users of the two gang applications of scenario 12 (trusted); gangs_known: both are known
