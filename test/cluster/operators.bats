@@ -499,7 +499,7 @@ argo_controller_writes() {
 @test "Argo v3.7.9: bob's steps inline template naming carol -> pods carry bob or refused (rule 11)" { argo_case argo-v3.7.9 steps-inline bob bob 1 "$CAROL_FORGED"; }
 @test "Argo v3.7.9: bob's templated key naming carol -> refused (rule 11, keys of a target map)" { argo_case argo-v3.7.9 templated-key bob refused 1 "$CAROL_FORGED"; }
 @test "Argo v3.7.9: airflow's value for alice in podMetadata and the template -> pods carry alice" { argo_case argo-v3.7.9 steps airflow alice 1 "$ALICE_VALUE" everywhere; }
-@test "Argo v3.7.9: airflow's value for alice in podMetadata only -> pods carry alice (v3: spec.podMetadata wins over a named template's metadata)" { argo_case argo-v3.7.9 steps airflow alice 1 "$ALICE_VALUE" podMetadata; }
+@test "Argo v3.7.9: airflow's value for alice in podMetadata only -> pods carry alice (v3: spec.podMetadata wins over a named template's metadata; rule 11 stamped alice into it too)" { argo_case argo-v3.7.9 steps airflow alice 1 "$ALICE_VALUE" podMetadata; }
 @test "Argo v3.7.9: bob's templateRef to alice's WorkflowTemplate -> pods carry bob (rule 13)" { argo_ref_case argo-v3.7.9 workflowtemplate templateRef; }
 @test "Argo v3.7.9: bob's workflowTemplateRef to alice's WorkflowTemplate -> pods carry bob" { argo_ref_case argo-v3.7.9 workflowtemplate workflowTemplateRef; }
 @test "Argo v3.7.9: bob's templateRef to alice's ClusterWorkflowTemplate -> pods carry bob (rule 13)" { argo_ref_case argo-v3.7.9 clusterworkflowtemplate clusterTemplateRef; }
@@ -529,7 +529,7 @@ argo_controller_writes() {
 @test "Argo v4.0.7: bob's steps inline template naming carol -> pods carry bob or refused (rule 11)" { argo_case argo-v4.0.7 steps-inline bob bob 1 "$CAROL_FORGED"; }
 @test "Argo v4.0.7: bob's templated key naming carol -> refused (rule 11, keys of a target map)" { argo_case argo-v4.0.7 templated-key bob refused 1 "$CAROL_FORGED"; }
 @test "Argo v4.0.7: airflow's value for alice in podMetadata and the template -> pods carry alice" { argo_case argo-v4.0.7 steps airflow alice 1 "$ALICE_VALUE" everywhere; }
-@test "Argo v4.0.7: airflow's value for alice in podMetadata only -> pods carry airflow (v4: a named template's metadata wins over spec.podMetadata, and the policy stamped it with airflow)" { argo_case argo-v4.0.7 steps airflow airflow 1 "$ALICE_VALUE" podMetadata; }
+@test "Argo v4.0.7: airflow's value for alice in podMetadata only -> pods carry alice (v4: a named template's metadata wins over spec.podMetadata; rule 11: a trusted external names the user once, so the policy stamped alice into it)" { argo_case argo-v4.0.7 steps airflow alice 1 "$ALICE_VALUE" podMetadata; }
 @test "Argo v4.0.7: bob's templateRef to alice's WorkflowTemplate -> pods carry bob (rule 13)" { argo_ref_case argo-v4.0.7 workflowtemplate templateRef; }
 @test "Argo v4.0.7: bob's workflowTemplateRef to alice's WorkflowTemplate -> pods carry bob" { argo_ref_case argo-v4.0.7 workflowtemplate workflowTemplateRef; }
 @test "Argo v4.0.7: bob's templateRef to alice's ClusterWorkflowTemplate -> pods carry bob (rule 13)" { argo_ref_case argo-v4.0.7 clusterworkflowtemplate clusterTemplateRef; }
