@@ -594,8 +594,8 @@ held_in_bobs() { [ "$(app_state root.bobs "$3")" = Accepted ] && ! is_bound "$1"
   [ "$status" -eq 0 ]
   note_stamp "$NS_A" pr
   wait_until 20 "yk-r to be held" held_in_bobs "$NS_A" pr yk-r || true
-  # The shipped matchConditions (examples/default.yaml) send a pod UPDATE to the policy only when it changes
-  # user.info or the legacy label: a server-side dry run shows what they do with the relabel.
+  # The shipped matchConditions (examples/default.yaml) send a pod UPDATE to the policy when it changes
+  # user.info, the legacy label, a source of the application ID or the task groups: a dry run shows it.
   run --separate-stderr kc bob -n "$NS_A" label pod pr applicationId=yk-1 --overwrite --dry-run=server
   shipped="exit $status${stderr:+: $(grep -o 'the application of a pod[^"]*' <<< "$stderr" | head -n 1)}"
   echo "bob, shipped matchConditions: relabel pr (dry run) -> $shipped; stderr: ${stderr:-<none>}"
@@ -619,7 +619,7 @@ held_in_bobs() { [ "$(app_state root.bobs "$3")" = Accepted ] && ! is_bound "$1"
   echo "$from $(wc -l < "$RUN/reviews.jsonl")" >> "$RUN/no-conditions.lines"
   wait_until 5 "pr to be bound (it is not expected to be)" is_bound "$NS_A" pr || true
   with="label: exit $label_status $(grep -o 'the application of a pod[^"]*' <<< "$label_err" | head -n 1); annotation: exit $annot_status $(grep -o 'the application of a pod[^"]*' <<< "$annot_err" | head -n 1); pr $(outcome "$NS_A" pr), label $(kc admin -n "$NS_A" get pod pr -o jsonpath='{.metadata.labels.applicationId}'), yk-1 pods [$(app_pods root.alice yk-1)]"
-  record "14b relabel pending pod to alice's app (policy on, shipped matchConditions)" "measured: do they send it to the policy?" "dry run $shipped"
+  record "14b relabel pending pod to alice's app (policy on, shipped matchConditions)" "sent to the policy: refused (rule 14b)" "dry run $shipped"
   record "14b relabel pending pod to alice's app (policy on)" "refused (rule 14b), pr stays pending outside yk-1" "$with"
 
   # The control run, policy off: alice's application yk-r-alice in root.alice and bob's held yk-r-off in
@@ -648,6 +648,7 @@ held_in_bobs() { [ "$(app_state root.bobs "$3")" = Accepted ] && ! is_bound "$1"
   local off
   off="before: $held; relabelled: $(outcome "$NS_OFF" pr-off) $when, yk-r-alice user $(app_user root.alice yk-r-alice) pods [$(app_pods root.alice yk-r-alice)]"
   record "14b same, policy OFF" "joins alice's app, runs as alice (1.8.0 at once, 1.4.0 after a restart)" "$off"
+  [[ "$shipped" == "exit 1: $msg"* ]]
   [ "$label_status" -ne 0 ]
   [[ "$label_err" == *"$msg"* ]]
   [ "$annot_status" -ne 0 ]
