@@ -101,3 +101,24 @@ func TestReadme_IsAtMost400Lines(t *testing.T) {
 		t.Errorf("README.md has %d lines, want at most 400: move details to docs/", n)
 	}
 }
+
+// TestReadme_CountsTheStagesOfMakeTest wants the README's account of make test to name as many stages as the
+// Makefile runs: a stage added without it (the Kubewarden stage was) leaves the README stale.
+func TestReadme_CountsTheStagesOfMakeTest(t *testing.T) {
+	m := regexp.MustCompile(`(?m)^TEST_STAGES \?= (.*)$`).FindStringSubmatch(string(readRepoFile(t, "Makefile")))
+	if m == nil {
+		t.Fatal("Makefile: no TEST_STAGES")
+	}
+	stages := len(strings.Fields(m[1]))
+	words := []string{"zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"}
+	line := regexp.MustCompile(`make test +# all (\w+) stages CI runs: (.*)`).FindStringSubmatch(string(readRepoFile(t, "README.md")))
+	if line == nil {
+		t.Fatal("README.md: no `make test # all N stages CI runs: ...` line")
+	}
+	if stages >= len(words) || line[1] != words[stages] {
+		t.Errorf("README.md says %s stages, the Makefile runs %d", line[1], stages)
+	}
+	if n := len(strings.Split(line[2], ",")); n != stages {
+		t.Errorf("README.md lists %d stages (%s), the Makefile runs %d", n, line[2], stages)
+	}
+}
