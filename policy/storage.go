@@ -2,19 +2,10 @@ package policy
 
 import "github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 
-// Storage is what an instance kept for many evaluations (older policy-server releases, `kwctl bench`)
-// keeps from one evaluation to the next: the storage of the records an evaluation makes in proportion to
-// its request (the index's records, the maps its paths name, the changes to write). Made afresh for every
-// request, they are up to a megabyte and a half of garbage after a RayCluster of a megabyte, and TinyGo's
-// collector keeps most such blocks alive for good: it takes any word of the globals for a pointer, and
-// their constant tables (unicode's ranges among them) hold tens of words to the megabyte that fall inside
-// a heap of a few megabytes (docs/performance.md "Memory in a kept instance"). Kept here, the storage
-// only grows, to what the most demanding request needs, and an evaluation leaves little garbage behind.
-// A fresh instance (policy-server's case, one request) makes the same records in the same allocations
-// as without it.
-//
-// One evaluation at a time: what an evaluation answers may point into the storage until the next one
-// starts.
+// Storage holds the records of one evaluation (the index's, the walks', the edits') and keeps them for
+// the next, so that an instance kept for many evaluations reuses them instead of leaving garbage
+// (docs/runtime.md "Storage kept between evaluations"). One evaluation at a time: an answer may point into
+// the storage until the next one starts.
 type Storage struct {
 	// request and evaluation are the evaluation's own records, here rather than in the evaluation's
 	// frame: both are shared with calls that are not inlined, so the guest made each a heap allocation

@@ -4,31 +4,10 @@
 // protocol and nothing else.
 package wapcguest
 
-// guest is the waPC guest: the functions main registers, and the one buffer every call's request is
-// read into. github.com/wapc/wapc-guest-tinygo allocates the operation and the payload afresh for every
-// call; in an instance kept for many evaluations (older policy-server releases, `kwctl bench`) each
-// request of up to a megabyte is then garbage that the next collection must find, and TinyGo's collector,
-// which takes any word of the globals or the stack that looks like a heap address for a pointer, keeps
-// some of them alive: the heap doubles again and again
-// (docs/performance.md "Memory in a kept instance").
-//
-// Here the buffer lives as long as the instance and is replaced only by a larger one: the payload is
-// read into it, and policy.ValidateOver writes the answer over it, up to its capacity. A kept instance
-// evaluating requests no larger than one it has seen, with answers no larger than one it has given,
-// then allocates no buffer for them. A fresh instance (one request, as policy-server runs it) allocates
-// one buffer for the payload, where the waPC package allocated two; the operation's name is read into
-// an array of the guest's own.
-//
-// An answer that did not fit over the payload is a buffer of its own, larger than the buffer: it
-// becomes the buffer, so that the next answer as large is written over it, and the buffer it replaces is
-// the only garbage (sized anew for the answer, the next buffer left both).
-//
-// A replaced buffer is garbage of up to megabytes, and TinyGo's collector keeps almost every such block
-// alive for good: it takes any word of the globals that looks like a heap address for a pointer, and
-// their constant tables (unicode's ranges, two uint16 to a word) hold some 900 words that fall inside a
-// heap of 12 MiB, about 75 to the megabyte. So a replacement, which happens only in a kept instance, gets
-// room to spare (roomFor): requests between 0.5 and 1 MB, each a little larger than the last, then
-// replace the buffer once, not every time.
+// guest is the waPC guest: the functions main registers, and the one buffer every call's request is read
+// into and its answer written over. The buffer lives as long as the instance and is replaced only by a
+// larger one (an answer that did not fit becomes the buffer), so that a kept instance allocates no buffer
+// for requests and answers no larger than ones it has seen (docs/runtime.md "The waPC buffer").
 type guest struct {
 	functions Functions
 	// operation holds the operation's name when it fits, as every name of these modules does

@@ -7,17 +7,10 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// Index records where every large container (object or array) and every long string value of one valid
-// JSON document ends. The
-// validating pass (Parse) writes it as it goes, so reading the members of an object afterwards never
-// rescans a value it steps over: gjson's ForEach squashes every member value to find where it ends, and
-// reaching request.object.metadata that way read a Pod's spec three times more (make bench: a 100 KB Pod
-// spent most of its time there; see docs/performance.md).
-//
-// Lookups go by address: a gjson.Result found by walking the indexed document holds a view of it, so
-// where its Raw starts in the document is known whatever its Index says (a walk that starts again at an
-// object's root resets Index to 0). A value that is not a view of the document (a document built by a
-// splice, settings validated on their own) is read by gjson, as is everything when the index is nil.
+// Index records where every large container and long string of one valid JSON document ends, as the
+// validating pass (Parse) finds them, so that reading an object's members never rescans a value it steps
+// over. Lookups go by address: a Result that is a view of the document is found in the index; anything
+// else, or everything when the index is nil, is read by gjson (docs/runtime.md "The JSON index").
 type Index struct {
 	doc        string
 	containers []container // the containers and string values of minSize bytes or more, in document order
