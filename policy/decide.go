@@ -244,13 +244,24 @@ func (c *change) oneValueOf(m *maps) {
 	}
 }
 
-// isStamp reports whether a supplied value is exactly the requester's identity as the policy writes it.
-func (c *change) isStamp(value string) bool {
+// ownStamp is the requester's identity as the policy writes it, made when first needed.
+func (c *change) ownStamp() *string {
 	if c.stamp == nil {
 		stamp := stampValue(&c.e.who)
 		c.stamp = &stamp
 	}
-	return value == *c.stamp
+	return c.stamp
+}
+
+// isStamp reports whether a supplied value is exactly the requester's identity as the policy writes it.
+func (c *change) isStamp(value string) bool { return value == *c.ownStamp() }
+
+// stamped is the value stampJSON writes: the requester's stamp, or rule 11's one value.
+func (c *change) stamped() *string {
+	if c.stampText == nil {
+		c.stampText = c.ownStamp()
+	}
+	return c.stampText
 }
 
 // asOnCreate applies rules 1-3 (11 for a declared kind) to one target (value is its annotation): a
@@ -283,16 +294,7 @@ func (c *change) asOnCreate(m *maps, t *cref, value gjson.Result) (decision, boo
 		c.n[replaced]++
 		carried = c.stamped()
 	}
-	return c.groups(m, t, carried, gjson.Result{}, gjson.Result{}, false)
-}
-
-// stamped is the value stampJSON writes.
-func (c *change) stamped() *string {
-	if c.stampText == nil {
-		stamp := stampValue(&c.e.who)
-		c.stampText = &stamp
-	}
-	return c.stampText
+	return c.groups(m, t, carried, nil, nil)
 }
 
 // labelStands applies rule 2 to a target without the annotation: the legacy label stands for the user
@@ -344,15 +346,11 @@ func (c *change) asOnUpdate(now *maps, t *cref, was *maps, before *cref) (decisi
 			c.restore(now.labels, e.settings.LegacyUserLabel, was.label())
 		}
 	}
-	wasGroups, problem := e.taskGroupsOf(was, before)
-	if problem != "" {
-		return badInput(problem), true
-	}
 	var value16 *string
 	if carried.Exists() {
 		value16 = &carried.Str
 	}
-	return c.groups(now, t, value16, wasGroups, beforeValue, true)
+	return c.groups(now, t, value16, was, before)
 }
 
 // restore puts back key's old value in the map ref names: removed when there was none.

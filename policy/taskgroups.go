@@ -241,7 +241,7 @@ func hasLoneSurrogate(text string) bool {
 			}
 			continue
 		}
-		u := hex4(text[i+1 : i+5])
+		u, _ := strconv.ParseUint(text[i+1:i+5], 16, 16) // valid JSON: four hex digits
 		i += 4
 		switch {
 		case u >= 0xD800 && u < 0xDC00:
@@ -261,23 +261,6 @@ func hasLoneSurrogate(text string) bool {
 		}
 	}
 	return high
-}
-
-func hex4(s string) int {
-	n := 0
-	for i := range 4 {
-		c := s[i]
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		default:
-			c -= 'A' - 10
-		}
-		n = n<<4 | int(c)
-	}
-	return n
 }
 
 func quote(s string) string { return rawjson.Quote(s) }
@@ -316,9 +299,9 @@ func (e *evaluation) taskGroupsOf(m *maps, t *cref) (gjson.Result, string) {
 }
 
 // groups applies rules 15 and 16 to one target of a CREATE or a workload's or declared kind's UPDATE:
-// carried is its user.info value in the resulting object (nil when it carries none), wasGroups and
-// wasValue the old task-groups and user.info values (absent on CREATE and for a new target).
-func (c *change) groups(m *maps, t *cref, carried *string, wasGroups, wasValue gjson.Result, paired bool) (decision, bool) {
+// carried is its user.info value in the resulting object (nil when it carries none), before its pair in
+// was (nil on CREATE and for a new target).
+func (c *change) groups(m *maps, t *cref, carried *string, was *maps, before *cref) (decision, bool) {
 	e := c.e
 	now, problem := e.taskGroupsOf(m, t)
 	if problem != "" {
@@ -327,8 +310,16 @@ func (c *change) groups(m *maps, t *cref, carried *string, wasGroups, wasValue g
 	if !now.Exists() {
 		return decision{}, false
 	}
-	groupsNew := !paired || !sameEntry(wasGroups, now)
-	valueNew := !paired || carried == nil || !wasValue.Exists() || wasValue.Str != *carried
+	groupsNew, valueNew := true, true
+	if before != nil {
+		wasGroups, problem := e.taskGroupsOf(was, before)
+		if problem != "" {
+			return badInput(problem), true
+		}
+		wasValue := before.value.Result(was.doc)
+		groupsNew = !sameEntry(wasGroups, now)
+		valueNew = carried == nil || !wasValue.Exists() || wasValue.Str != *carried
+	}
 	if !groupsNew && !valueNew {
 		return decision{}, false
 	}
@@ -401,9 +392,9 @@ func (rw *groupsRewrite) stamp(out []byte, differs func(old string) bool) (size,
 	pieces := [...]string{`"annotations":{` + entry + `}`, `"annotations":{` + entry + `},`, "{" + entry + "}", entry, entry + ",", value}
 	var lens [len(pieces)]int
 	for i, p := range pieces {
-		lens[i] = escapedLen(p)
+		lens[i] = rawjson.QuotedLen(p)
 	}
-	size = escapedLen(rw.text)
+	size = rawjson.QuotedLen(rw.text)
 	from := 0
 	write := func(start, end, piece, removed int) {
 		groups++
@@ -443,7 +434,7 @@ func (rw *groupsRewrite) stamp(out []byte, differs func(old string) bool) (size,
 				write(at+1, at+1, 3+commaAfter(x, annotations), 0)
 			case v.Str != rw.value && differs(v.Str) && rw.over:
 				at = rawjson.OffsetIn(rw.text, v.Raw)
-				write(at, at+len(v.Raw), 5, escapedLen(v.Raw))
+				write(at, at+len(v.Raw), 5, rawjson.QuotedLen(v.Raw))
 			}
 		}
 	}
@@ -459,22 +450,4 @@ func commaAfter(x *rawjson.Index, obj gjson.Result) int {
 		return 1
 	}
 	return 0
-}
-
-// escapedLen is the length of s written inside a JSON string as rawjson.Quote writes it (Go's escaping),
-// for valid UTF-8.
-func escapedLen(s string) int {
-	n := len(s)
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '"' || c == '\\' || c == '\t' || c == '\r' || c == '\n':
-			n++
-		case c < 0x20 || c == '<' || c == '>' || c == '&':
-			n += 5
-		case c == 0xE2 && i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xA8 || s[i+2] == 0xA9): // U+2028, U+2029
-			n += 3
-			i += 2
-		}
-	}
-	return n
 }

@@ -33,6 +33,24 @@ func Quote(s string) string {
 	return unsafe.String(unsafe.SliceData(out), len(out)) // out is ours and never written again
 }
 
+// QuotedLen is len(Quote(s)) - 2, the length of s written inside a JSON string, without writing it; s is
+// valid UTF-8.
+func QuotedLen(s string) int {
+	n := len(s)
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\' || c == '\t' || c == '\r' || c == '\n':
+			n++
+		case c < 0x20 || c == '<' || c == '>' || c == '&':
+			n += 5
+		case c == 0xE2 && i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xA8 || s[i+2] == 0xA9): // U+2028, U+2029
+			n += 3
+			i += 2
+		}
+	}
+	return n
+}
+
 // needsEscape reports whether Go's encoding/json would escape anything in s (or replace invalid UTF-8).
 func needsEscape(s string) bool {
 	for i := range len(s) {

@@ -147,3 +147,11 @@ func fuzzEdit(buf []byte, rng *rand.Rand) Edit {
 	}
 	return e
 }
+
+func TestQuotedLen_IsTheLengthQuoteWrites(t *testing.T) {
+	for _, s := range []string{"", "plain", `a"b\c`, "\t\r\n\x01", "<&>", "é\u2028\u2029x", `{"user":"<\"é\u2028>"}`} {
+		if got, want := QuotedLen(s), len(Quote(s))-2; got != want {
+			t.Errorf("QuotedLen(%q) = %d, Quote writes %d", s, got, want)
+		}
+	}
+}
