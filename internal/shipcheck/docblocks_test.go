@@ -51,32 +51,15 @@ func docBlocks(file, text string) []docBlock {
 // problems found.
 func checkDocBlock(b docBlock) []string {
 	var docs []any
+	var err error
 	switch b.lang {
 	case "yaml", "yml":
-		dec := yaml.NewDecoder(strings.NewReader(b.text))
-		for {
-			var doc any
-			err := dec.Decode(&doc)
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				return []string{"not valid YAML: " + err.Error()}
-			}
-			docs = append(docs, doc)
+		if docs, err = decodeAll(yaml.NewDecoder(strings.NewReader(b.text))); err != nil {
+			return []string{"not valid YAML: " + err.Error()}
 		}
 	case "json":
-		dec := json.NewDecoder(strings.NewReader(b.text))
-		for {
-			var doc any
-			err := dec.Decode(&doc)
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				return []string{"not valid JSON: " + err.Error()}
-			}
-			docs = append(docs, doc)
+		if docs, err = decodeAll(json.NewDecoder(strings.NewReader(b.text))); err != nil {
+			return []string{"not valid JSON: " + err.Error()}
 		}
 	default:
 		return nil
@@ -201,5 +184,21 @@ func TestDocs_BlockCheckRefusesBrokenBlocks(t *testing.T) {
 	}
 	if p := checkDocBlock(docBlock{lang: "yaml", text: "settings:\n  customWorkloads:\n    - apiGroup: ray.io\n      kind: RayCluster\n      annotationPaths: [\"spec.workerGroupSpecs[*].template>metadata.annotations\"]\n"}); len(p) > 0 {
 		t.Errorf("the quoted form is refused: %q", p)
+	}
+}
+
+// decodeAll reads every document of a YAML or JSON stream.
+func decodeAll(dec interface{ Decode(any) error }) ([]any, error) {
+	var docs []any
+	for {
+		var doc any
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			return docs, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, doc)
 	}
 }
