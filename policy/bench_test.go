@@ -187,6 +187,10 @@ func BenchmarkCost_Workflow16000EmptyTemplatesCreate(b *testing.B) {
 	benchmarkPayload(b, workflowPayload(16000, `{}`, "CREATE", "bob", false))
 }
 
+func BenchmarkCost_Workflow40000EmptyTemplatesCreate(b *testing.B) {
+	benchmarkPayload(b, workflowPayload(40000, `{}`, "CREATE", "bob", false))
+}
+
 func BenchmarkCost_Workflow800TemplatesLastAppliedCreate(b *testing.B) {
 	benchmarkPayload(b, workflowPayload(800, ordinaryTemplate, "CREATE", "bob", true))
 }

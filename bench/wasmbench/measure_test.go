@@ -64,6 +64,15 @@ func TestMeasure_RefusalIsAnError(t *testing.T) {
 	}
 }
 
+// A scenario the policy must refuse (the bounded answer) is measured, not stopped, by a refusal.
+func TestMeasure_ARefusedScenarioMayBeRefused(t *testing.T) {
+	var log []string
+	_, err := measure(context.Background(), []target{{&module{name: "m", host: refusingHost{turnsHost{"m", &log}}}, scenario{name: "s", refused: true}}}, 20)
+	if err != nil {
+		t.Fatalf("err = %v", err)
+	}
+}
+
 type refusingHost struct{ turnsHost }
 
 func (h refusingHost) NewInstance(context.Context) (Instance, error) { return h, nil }

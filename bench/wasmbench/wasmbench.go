@@ -38,6 +38,8 @@ type scenario struct {
 	// withPrevious: measured together with the scenario before it, taking turns with it, because the two
 	// are compared with each other (a requester in many groups and a Pod of the same size).
 	withPrevious bool
+	// refused: the policy must refuse it (the floors accept everything).
+	refused bool
 }
 
 type module struct {
@@ -450,7 +452,7 @@ func measure(ctx context.Context, targets []target, n int) ([]result, error) {
 }
 
 // evaluate times one fresh-instance evaluation of t: instantiate with _start and wapc_init, the validate
-// call (whose answer must accept), close. It returns the instance's memory before closing.
+// call (whose answer must accept, or may refuse when the scenario is refused), close. It returns the instance's memory before closing.
 func evaluate(ctx context.Context, t target) (startup, call, closing time.Duration, memory uint32, err error) {
 	start := time.Now()
 	inst, err := t.m.host.NewInstance(ctx)
@@ -464,7 +466,7 @@ func evaluate(ctx context.Context, t target) (startup, call, closing time.Durati
 		_ = inst.Close(ctx)
 		return 0, 0, 0, 0, fmt.Errorf("%s/%s: %w", t.m.name, t.sc.name, err)
 	}
-	if !bytes.HasPrefix(out, []byte(`{"accepted":true`)) {
+	if !bytes.HasPrefix(out, []byte(`{"accepted":true`)) && !(t.sc.refused && bytes.HasPrefix(out, []byte(`{"accepted":false`))) {
 		_ = inst.Close(ctx)
 		return 0, 0, 0, 0, fmt.Errorf("%s/%s: unexpected answer %.200s", t.m.name, t.sc.name, out)
 	}

@@ -22,13 +22,13 @@ import (
 var workflowCases = []struct {
 	name, template, operation, username string
 	templates                           int
-	lastApplied                         bool
+	lastApplied, refused                bool
 }{
-	{"wf-16k-empty", `{}`, "CREATE", "bob", 16000, false},
-	{"wf-40k-empty", `{}`, "CREATE", "bob", 40000, false},
-	{"wf-800-applied", ordinaryTemplate, "CREATE", "bob", 800, true},
+	{"wf-16k-empty", `{}`, "CREATE", "bob", 16000, false, false},
+	{"wf-40k-empty", `{}`, "CREATE", "bob", 40000, false, true},
+	{"wf-800-applied", ordinaryTemplate, "CREATE", "bob", 800, true, false},
 	{"wf-6k-status", `{"name":"t","metadata":{"annotations":{"yunikorn.apache.org/user.info":"{\"user\":\"bob\"}"}}}`,
-		"UPDATE", "system:serviceaccount:argo:argo", 6000, false},
+		"UPDATE", "system:serviceaccount:argo:argo", 6000, false, false},
 }
 
 const ordinaryTemplate = `{"name":"step","metadata":{"labels":{"app":"x"}},"container":{"image":"registry.example.com/team/app:1.4.2",` +
@@ -62,7 +62,7 @@ func workflowScenarios(dir string, pod []byte, wrap func([]byte, string) []byte)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, scenario{name: c.name, payload: payload},
+		out = append(out, scenario{name: c.name, payload: payload, refused: c.refused},
 			scenario{name: "pod-as-" + c.name, payload: wrap(same, `{}`), request: same, withPrevious: true})
 	}
 	return out, nil
