@@ -5,6 +5,7 @@
 //	kwhost run [--request-path|-r FILE] [--settings-json JSON | --settings-path|-s FILE] [--strict] [--payload policy-server|raw] [--policy-timeout 2s] [file://]policy.wasm
 //	kwhost demo [--settings-json JSON | --settings-path|-s FILE] [--strict] [--payload ...] policy.wasm REQUEST.json...
 //	kwhost serve --policy annotated-policy.wasm [--settings-json JSON | -s FILE] --cert-file F --key-file F [--listen ADDR] [--record FILE] [--allow-unannotated]
+//	kwhost front --upstream http://127.0.0.1:PORT --cert-file F --key-file F [--listen ADDR] [--record FILE]
 //
 // serve answers AdmissionReviews over HTTPS for a real API server, for the cluster suite under
 // test/cluster (see package internal/webhook); it is a test host too, not a production server.
@@ -44,6 +45,8 @@ const usage = `usage:
                --cert-file F --key-file F [--listen 127.0.0.1:9443] [--record FILE]
                [--policy-timeout 2s] [--payload policy-server|raw] [--log-level info]
                [--allow-unannotated]
+  kwhost front --upstream http://127.0.0.1:PORT [--ready URL] --cert-file F --key-file F
+               [--listen 127.0.0.1:9443] [--record FILE]
 
 run   evaluates one request like ` + "`kwctl run`" + `: one line of AdmissionResponse JSON on stdout
       (FILE "-" reads stdin; an AdmissionReview or a bare AdmissionRequest), the policy's logs on
@@ -57,6 +60,9 @@ serve answers admission.k8s.io/v1 AdmissionReviews over HTTPS as a mutating webh
       (userInfo as sent) in FILE. Like policy-server, it answers a review its typed AdmissionReview
       refuses with HTTP 400 or 422 before the policy runs, and refuses a module without the metadata
       ` + "`kwctl annotate`" + ` writes (exit 3) unless --allow-unannotated.
+front passes each review over HTTPS, byte for byte, to a policy server on loopback (the real
+      policy-server, over plain HTTP) and its answer back, with serve's log line and --record: the
+      cluster suites' hook for the real policy-server (POLICY_SERVER).
 
 --payload policy-server (the default) hands the policy the request as policy-server does: read
       into its typed AdmissionRequest and written again (unknown members dropped, nulls left out,
@@ -97,6 +103,8 @@ func kwhost(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return tourCommand(args[1:], stdout, stderr)
 	case "serve":
 		return serveCommand(args[1:], stderr)
+	case "front":
+		return frontCommand(args[1:], stderr)
 	case "help":
 		fmt.Fprint(stdout, usage)
 		return kwctl.ExitOK

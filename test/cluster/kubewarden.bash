@@ -284,7 +284,7 @@ kw_serve() {
     echo "$key" > "$KW_PS_DIR/serving"
     return 0
   fi
-  if [ "$n" -ne 1 ]; then
+  if [ "$n" -ne 1 ] && [ -z "${POLICY_SERVER:-}" ]; then
     # kwhost serves one module with one configuration on every path: it cannot stand in for several policies
     kw_log "policies.yml holds $n policies ($(jq -c keys <<< "$policies")): the stand-in serves one; not ready"
     echo "$key" > "$KW_PS_DIR/refused"
@@ -293,7 +293,7 @@ kw_serve() {
   local id entry
   id=$(jq -r 'keys[0]' <<< "$policies")
   entry=$(jq -c '.[keys[0]]' <<< "$policies")
-  if [ "$(jq -r .allowedToMutate <<< "$entry")" != true ]; then
+  if [ "$(jq -r .allowedToMutate <<< "$entry")" != true ] && [ -z "${POLICY_SERVER:-}" ]; then
     kw_log "$id: allowedToMutate is not true: policy-server would turn every stamp into a rejection, which the stand-in does not; not ready"
     echo "$key" > "$KW_PS_DIR/refused"
     return 1
@@ -330,6 +330,17 @@ kw_kwhost() {
   stop kw-policy-server
   rm -f "$KW_PS_DIR/serving"
   echo "--- $id $settings" >> "$RUN/logs/kw-policy-server.log"
+  if [ -n "${POLICY_SERVER:-}" ]; then
+    if PS_CA=$KW_PKI/ca.crt PS_TLS_NAME=$KW_PS.$KW_NS.svc ps_start kw-policy-server "$dir/policies.yml" "$listen" \
+      "$dir/tls.crt" "$dir/tls.key" "$RUN/kw-reviews.jsonl"; then
+      cp "$dir/policies.yml" "$KW_PS_DIR/policies.yml"
+      cp "$dir/key" "$KW_PS_DIR/serving"
+      kw_log "$id: policy-server answers, certificate checked against kubewarden-ca for $KW_PS.$KW_NS.svc"
+      return 0
+    fi
+    kw_log "$id: policy-server exited: $(tail -n 1 "$RUN/logs/kw-policy-server-ps.log"); not ready"
+    return 1
+  fi
   start kw-policy-server "$KWHOST" serve --allow-unannotated --policy "$POLICY" --settings-json "$settings" \
     --cert-file "$dir/tls.crt" --key-file "$dir/tls.key" --listen "$listen" --record "$RUN/kw-reviews.jsonl"
   for i in $(seq 1 60); do

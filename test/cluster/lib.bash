@@ -2,7 +2,8 @@
 # cluster.bats. Every process it starts is recorded in $RUN/pids/NAME.pid and stopped by that PID only.
 #
 # Expects (run.sh exports them): RUN, KUBE_BIN, ETCD, KWHOST, POLICY, WEBHOOKCONFIG, METADATA,
-# API_PORT, ETCD_PORT, ETCD_PEER_PORT, KCM_PORT, WEBHOOK_PORT.
+# API_PORT, ETCD_PORT, ETCD_PEER_PORT, KCM_PORT, WEBHOOK_PORT. Optional: POLICY_SERVER (the real
+# policy-server decides in kwhost serve's place), POLICY_SERVER_POLICY, POLICY_SERVER_FLAGS (see ps_start).
 
 # shellcheck disable=SC2034 # constants for cluster.bats
 {
@@ -17,6 +18,7 @@
     "carol":"{\"user\":\"carol\",\"groups\":[\"devops\",\"data\",\"system:authenticated\"]}",
     "airflow":"{\"user\":\"airflow\",\"groups\":[\"workflow-engines\",\"system:authenticated\"]}"}'
   IMAGE=registry.invalid/pause:1 # never pulled: there is no kubelet
+  POLICY_SERVER_POLICY=${POLICY_SERVER_POLICY:-$(dirname "${POLICY:-policy.wasm}")/annotated-policy.wasm}
 }
 
 # wait_until SECONDS DESCRIPTION COMMAND...: polls COMMAND every 0.25 s
@@ -129,7 +131,7 @@ stop() {
 
 stop_all() {
   local c
-  for c in kw-kubelet kw-policy-server kw-controller kw-svcproxy operator argo yunikorn-admission yunikorn slowproxy kwhost kube-controller-manager kube-apiserver etcd; do stop "$c"; done
+  for c in kw-kubelet kw-policy-server kw-policy-server-ps kw-controller kw-svcproxy operator argo yunikorn-admission yunikorn slowproxy kwhost kwhost-ps kube-controller-manager kube-apiserver etcd; do stop "$c"; done
 }
 
 # die_with_log NAME MESSAGE: the last lines of a component's log, for a start-up that failed
@@ -247,18 +249,69 @@ Y
 kcm_mode() { cat "$RUN/kcm.mode"; }
 
 # start_kwhost SETTINGS_JSON: (re)starts the webhook with these settings. Every request is appended to
-# $RUN/reviews.jsonl with the userInfo exactly as the API server sent it.
+# $RUN/reviews.jsonl with the userInfo exactly as the API server sent it. With POLICY_SERVER, the real
+# policy-server decides (ps_start).
 start_kwhost() {
   local settings=${1:-"{}"}
   stop kwhost
   echo "--- settings $settings" >> "$RUN/logs/kwhost.log"
+  echo "$settings" > "$RUN/kwhost.settings"
+  if [ -n "${POLICY_SERVER:-}" ]; then
+    jq -n --argjson s "$settings" '{"yunikorn-user-info": {module: "", allowedToMutate: true, settings: $s}}' > "$RUN/kwhost.policies.yml"
+    ps_start kwhost "$RUN/kwhost.policies.yml" "127.0.0.1:$WEBHOOK_PORT" "$PKI/webhook.crt" "$PKI/webhook.key" "$RUN/reviews.jsonl" ||
+      die_with_log kwhost-ps "policy-server did not start"
+    return
+  fi
   start kwhost "$KWHOST" serve --policy "$POLICY" --allow-unannotated --settings-json "$settings" \
     --cert-file "$PKI/webhook.crt" --key-file "$PKI/webhook.key" \
     --listen "127.0.0.1:$WEBHOOK_PORT" --record "$RUN/reviews.jsonl"
-  echo "$settings" > "$RUN/kwhost.settings"
   if ! wait_until 30 "kwhost serve /healthz" curl -sf --max-time 2 --cacert "$PKI/ca.crt" "https://127.0.0.1:$WEBHOOK_PORT/healthz"; then
     die_with_log kwhost "kwhost serve did not start"
   fi
+}
+
+# ps_start NAME POLICIES LISTEN CERT KEY RECORD: the real policy-server ($POLICY_SERVER, built from Kubewarden's
+# sources) with the policies of POLICIES (policies.yml as the controller writes it; every module becomes
+# $POLICY_SERVER_POLICY, the module `kwctl annotate` wrote), on loopback over HTTP as NAME-ps, behind
+# `kwhost front` as NAME, which holds the certificate the API server checks at LISTEN and records each review in
+# RECORD as kwhost serve does: every decision is policy-server's. POLICY_SERVER_FLAGS adds flags
+# (--sigstore-trust-config FILE, to start without network); PS_CA and PS_TLS_NAME, the CA and the name its
+# readiness check verifies (default the suite's CA and 127.0.0.1). Fails when policy-server exits (it refused the
+# policies: a pod of it would crash-loop) or does not answer within 60 s.
+ps_start() {
+  local name=$1 policies=$2 listen=$3 cert=$4 key=$5 record=$6 port ready extra=() i
+  port=${PS_PORT:-$((WEBHOOK_PORT + 1000))}
+  ready=${PS_READY_PORT:-$((WEBHOOK_PORT + 1001))}
+  read -ra extra <<< "${POLICY_SERVER_FLAGS:-}"
+  if [ ! -f "$POLICY_SERVER_POLICY" ] || [ "$POLICY_SERVER_POLICY" -ot "$POLICY" ]; then
+    echo "$POLICY_SERVER_POLICY is missing or older than $POLICY: make annotated-policy.wasm (kwctl annotate)" >> "$RUN/logs/$name-ps.log"
+    return 1
+  fi
+  stop "$name"
+  stop "$name-ps"
+  jq --arg m "file://$POLICY_SERVER_POLICY" 'map_values(.module = $m)' "$policies" > "$RUN/$name.ps-policies.yml"
+  mkdir -p "$RUN/$name-ps"
+  start "$name-ps" "$POLICY_SERVER" --policies "$RUN/$name.ps-policies.yml" --addr 127.0.0.1 --port "$port" \
+    --readiness-probe-port "$ready" --policies-download-dir "$RUN/$name-ps" --sigstore-cache-dir "$RUN/$name-ps/sigstore" \
+    --ignore-kubernetes-connection-failure --workers 2 --log-fmt text "${extra[@]}"
+  start "$name" "$KWHOST" front --upstream "http://127.0.0.1:$port" --ready "http://127.0.0.1:$ready/readiness" \
+    --cert-file "$cert" --key-file "$key" --listen "$listen" --record "$record"
+  for i in $(seq 1 240); do
+    if curl -sf --max-time 2 --cacert "${PS_CA:-$PKI/ca.crt}" --resolve "${PS_TLS_NAME:-127.0.0.1}:${listen##*:}:${listen%:*}" \
+      "https://${PS_TLS_NAME:-127.0.0.1}:${listen##*:}/readyz" > /dev/null 2>&1; then
+      echo "policy-server answers after $i polls" >> "$RUN/logs/$name.log"
+      return 0
+    fi
+    if ! kill -0 "$(cat "$RUN/pids/$name-ps.pid")" 2> /dev/null; then
+      rm -f "$RUN/pids/$name-ps.pid" "$RUN/pids/$name-ps.exe"
+      stop "$name"
+      return 1
+    fi
+    sleep 0.25
+  done
+  stop "$name"
+  stop "$name-ps"
+  return 1
 }
 
 # register_webhook [no-conditions] [custom-resources] [without:RESOURCE]...: the MutatingWebhookConfiguration generated from
