@@ -160,6 +160,15 @@ bench-wasmtime: policy.wasm build/floor.wasm build/mutfloor.wasm build/typed.was
 	cd bench/wasmtime && go build -o $(BUILD)/wasmtime-bench .
 	$(BUILD)/wasmtime-bench -policy policy.wasm -floor build/floor.wasm -mutfloor build/mutfloor.wasm -typed build/typed.wasm -native $(YUNIKORN_NATIVE) -n $(BENCH_N)
 
+# What users pay: Kubewarden's real policy-server with the policy, beside the same server with the do-nothing
+# module and with the mutating floor, in alternating rounds, one client and eight (bench/policyserver; the
+# modules are annotated with kwctl). Needs POLICY_SERVER and KWCTL built from Kubewarden's sources
+# (hack/build-kubewarden.sh SRC); POLICY_SERVER_FLAGS adds flags (--sigstore-trust-config FILE offline).
+.PHONY: bench-policy-server
+bench-policy-server: policy.wasm build/floor.wasm build/mutfloor.wasm ## the policy through Kubewarden's real policy-server (POLICY_SERVER=, KWCTL=): latency beside the floors, start-up, RSS, and docs/policy-server-latency.svg
+	@test -x "$(POLICY_SERVER)" || { echo "set POLICY_SERVER to Kubewarden's policy-server binary (hack/build-kubewarden.sh builds it)" >&2; exit 2; }
+	go run ./bench/policyserver -policy-server $(POLICY_SERVER) -kwctl $(KWCTL) -flags '$(POLICY_SERVER_FLAGS)' -svg docs/policy-server-latency.svg
+
 # policy/'s Go benchmarks built by TinyGo and run in the guest on wazero: what each piece costs where the
 # policy runs (make bench times whole evaluations; natively they are 3-4x faster and allocate differently).
 # The test binary's data needs more initial memory than the policy's (wasm-ld refuses 384 KiB).

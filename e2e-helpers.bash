@@ -12,7 +12,8 @@ POLICY="${POLICY:-policy.wasm}"
 # (kwctl prints them in a format of its own).
 OWN_HOST=false
 HOST_FLAGS=()
-if [ "$(basename "$KWCTL")" = kwhost ]; then OWN_HOST=true HOST_FLAGS=(--strict); fi
+# KWCTL_FLAGS: more flags for the real kwctl (--sigstore-trust-config FILE, to run without network).
+if [ "$(basename "$KWCTL")" = kwhost ]; then OWN_HOST=true HOST_FLAGS=(--strict); else read -ra HOST_FLAGS <<< "${KWCTL_FLAGS:-}"; fi
 R=testdata/requests
 ANN='yunikorn.apache.org/user.info'
 ALICE='{"user":"alice","groups":["devops","system:authenticated"]}'

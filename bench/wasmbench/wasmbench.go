@@ -591,7 +591,7 @@ func buildScenarios(dir string) ([]scenario, error) {
 		name string
 		size int
 	}{{"pod-100k", 100 << 10}, {"scale-4k", 4 << 10}, {"scale-40k", 40 << 10}, {"scale-400k", 400 << 10}, {"scale-1m", 1 << 20}} {
-		big, err := growPod(pod, s.size)
+		big, err := GrowPod(pod, s.size)
 		if err != nil {
 			return nil, err
 		}
@@ -600,7 +600,7 @@ func buildScenarios(dir string) ([]scenario, error) {
 	// A request beside a Pod padded to the same payload size, measured in turns with it ("bytes-as-" its name).
 	besideSameSizePod := func(name string, req []byte) error {
 		payload := wrap(req, `{}`)
-		same, err := growPod(pod, len(payload))
+		same, err := GrowPod(pod, len(payload))
 		if err != nil {
 			return err
 		}
@@ -698,8 +698,8 @@ func withGroups(req []byte, n int) ([]byte, error) {
 	return json.Marshal(r)
 }
 
-// growPod pads the first container's env list until the request is about size bytes.
-func growPod(req []byte, size int) ([]byte, error) {
+// GrowPod pads the first container's env list until the request is about size bytes.
+func GrowPod(req []byte, size int) ([]byte, error) {
 	var r map[string]any
 	if err := json.Unmarshal(req, &r); err != nil {
 		return nil, err

@@ -26,12 +26,13 @@ var workflowCases = []struct {
 }{
 	{"wf-16k-empty", `{}`, "CREATE", "bob", 16000, false, false},
 	{"wf-40k-empty", `{}`, "CREATE", "bob", 40000, false, true},
-	{"wf-800-applied", ordinaryTemplate, "CREATE", "bob", 800, true, false},
+	{"wf-800-applied", OrdinaryTemplate, "CREATE", "bob", 800, true, false},
 	{"wf-6k-status", `{"name":"t","metadata":{"annotations":{"yunikorn.apache.org/user.info":"{\"user\":\"bob\"}"}}}`,
 		"UPDATE", "system:serviceaccount:argo:argo", 6000, false, false},
 }
 
-const ordinaryTemplate = `{"name":"step","metadata":{"labels":{"app":"x"}},"container":{"image":"registry.example.com/team/app:1.4.2",` +
+// OrdinaryTemplate is a workflow step as users write them, with a container, parameters and labels.
+const OrdinaryTemplate = `{"name":"step","metadata":{"labels":{"app":"x"}},"container":{"image":"registry.example.com/team/app:1.4.2",` +
 	`"command":["/bin/app"],"args":["--input","{{inputs.parameters.x}}","--verbose"],"resources":{"requests":{"cpu":"250m","memory":"128Mi"}},` +
 	`"env":[{"name":"MODE","value":"production"},{"name":"LEVEL","value":"info"}]},"inputs":{"parameters":[{"name":"x"}]}}`
 
@@ -57,8 +58,8 @@ func workflowScenarios(dir string, pod []byte, wrap func([]byte, string) []byte)
 	}
 	var out []scenario
 	for _, c := range workflowCases {
-		payload := wrap(workflowRequest(c.templates, c.template, c.operation, c.username, c.lastApplied), settings)
-		same, err := growPod(pod, len(payload))
+		payload := wrap(WorkflowRequest(c.templates, c.template, c.operation, c.username, c.lastApplied), settings)
+		same, err := GrowPod(pod, len(payload))
 		if err != nil {
 			return nil, err
 		}
@@ -68,7 +69,8 @@ func workflowScenarios(dir string, pod []byte, wrap func([]byte, string) []byte)
 	return out, nil
 }
 
-func workflowRequest(templates int, template, operation, username string, lastApplied bool) []byte {
+// WorkflowRequest is an AdmissionRequest for a Workflow of templates copies of template.
+func WorkflowRequest(templates int, template, operation, username string, lastApplied bool) []byte {
 	var b strings.Builder
 	b.WriteString(`{"spec":{"entrypoint":"main","templates":[`)
 	for i := range templates {

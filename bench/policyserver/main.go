@@ -1,0 +1,447 @@
+// Command policyserver measures what users pay for the policy: the latency of Kubewarden's real
+// policy-server answering AdmissionReviews over HTTP with the policy, beside the same server with a
+// do-nothing module and with the mutating floor (a module that writes one annotation), in alternating
+// rounds; with one client and with eight; and each server's start-up and peak memory. It prints a table,
+// and with -svg draws the latency by request size from the same figures.
+//
+//	go run ./bench/policyserver -policy-server PATH -kwctl PATH [-n 100] [-runs 3] [-svg FILE]
+//
+// The modules are annotated with kwctl first (policy-server loads no other module); every figure is the
+// median of -runs runs, each with servers started afresh. make bench-policy-server runs it.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/bench/wasmbench"
+)
+
+type options struct {
+	policyServer, kwctl, policy, floor, mutFloor, metadata, requests, svg, flags string
+	n, runs, port                                                              int
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.policyServer, "policy-server", "", "Kubewarden's policy-server binary")
+	flag.StringVar(&o.kwctl, "kwctl", "", "Kubewarden's kwctl binary (annotates the modules)")
+	flag.StringVar(&o.policy, "policy", "policy.wasm", "the policy module")
+	flag.StringVar(&o.metadata, "metadata", "metadata.yml", "the policy's metadata")
+	flag.StringVar(&o.floor, "floor", "build/floor.wasm", "the do-nothing module")
+	flag.StringVar(&o.mutFloor, "mutfloor", "build/mutfloor.wasm", "the mutating floor module")
+	flag.StringVar(&o.requests, "requests", "testdata/requests", "the fixtures directory")
+	flag.StringVar(&o.svg, "svg", "", "write the latency-by-size plot here")
+	flag.StringVar(&o.flags, "flags", "", "more policy-server flags (--sigstore-trust-config FILE to start offline)")
+	flag.IntVar(&o.n, "n", 100, "requests per scenario, module and round")
+	flag.IntVar(&o.runs, "runs", 3, "runs; each figure is their median")
+	flag.IntVar(&o.port, "port", 23000, "first loopback port (each server takes two)")
+	flag.Parse()
+	if o.policyServer == "" || o.kwctl == "" {
+		fmt.Fprintln(os.Stderr, "usage: policyserver -policy-server PATH -kwctl PATH [-n 100] [-runs 3] [-svg FILE]")
+		os.Exit(2)
+	}
+	if err := run(o); err != nil {
+		fmt.Fprintln(os.Stderr, "policyserver:", err)
+		os.Exit(1)
+	}
+}
+
+// module is one module under one policy-server.
+type module struct {
+	name, path string
+}
+
+// scenario is one request, sent to the policy id that holds its settings.
+type scenario struct {
+	name   string
+	size   int // the AdmissionReview's bytes
+	review []byte
+	id     string // "pods" (settings {}) or "argo" (the Argo example's)
+	plot   bool   // a Pod: a point of the latency-by-size plot
+}
+
+var clients = []int{1, 8}
+
+func run(o options) error {
+	dir, err := os.MkdirTemp("", "bench-policyserver")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	modules, err := annotate(o, dir)
+	if err != nil {
+		return err
+	}
+	scenarios, err := makeScenarios(o.requests)
+	if err != nil {
+		return err
+	}
+	argo, err := os.ReadFile(filepath.Join(o.requests, "..", "settings", "argo-workflows.json"))
+	if err != nil {
+		return err
+	}
+	// figures[module][scenario/c] holds one p50 per run; startup and rss one figure per run.
+	figures := map[string]map[string][]time.Duration{}
+	startup := map[string][]time.Duration{}
+	rss := map[string][]int{}
+	for _, m := range modules {
+		figures[m.name] = map[string][]time.Duration{}
+	}
+	for r := range o.runs {
+		servers := make([]*server, len(modules))
+		for i, m := range modules {
+			s, err := start(o, dir, m, o.port+2*i, argo)
+			if err != nil {
+				stopAll(servers)
+				return err
+			}
+			servers[i] = s
+			startup[m.name] = append(startup[m.name], s.startup)
+		}
+		for _, sc := range scenarios {
+			for _, c := range clients {
+				// Alternating rounds: each module in turn, five times, for n requests each.
+				lat := map[string][]time.Duration{}
+				for range 5 {
+					for i, s := range servers {
+						d, err := s.send(sc, c, max(o.n/5, c))
+						if err != nil {
+							stopAll(servers)
+							return fmt.Errorf("run %d, %s, %s, c=%d: %w", r+1, modules[i].name, sc.name, c, err)
+						}
+						lat[modules[i].name] = append(lat[modules[i].name], d...)
+					}
+				}
+				for name, d := range lat {
+					key := sc.name + "/" + strconv.Itoa(c)
+					figures[name][key] = append(figures[name][key], p50(d))
+				}
+			}
+		}
+		for i, s := range servers {
+			rss[modules[i].name] = append(rss[modules[i].name], s.peakRSS())
+		}
+		stopAll(servers)
+	}
+	report(os.Stdout, o, modules, scenarios, figures, startup, rss)
+	if o.svg != "" {
+		return os.WriteFile(o.svg, plot(modules, scenarios, figures), 0o644)
+	}
+	return nil
+}
+
+// annotate writes each module as kwctl annotate does: the policy with its metadata, the floors with a
+// metadata of their own.
+func annotate(o options, dir string) ([]module, error) {
+	floorMeta := filepath.Join(dir, "floor-metadata.yml")
+	if err := os.WriteFile(floorMeta, []byte(floorMetadata), 0o644); err != nil {
+		return nil, err
+	}
+	var out []module
+	for _, m := range []struct{ name, path, metadata string }{
+		{"policy", o.policy, o.metadata}, {"do-nothing", o.floor, floorMeta}, {"mutating floor", o.mutFloor, floorMeta},
+	} {
+		dst := filepath.Join(dir, strings.ReplaceAll(m.name, " ", "-")+".wasm")
+		cmd := exec.Command(o.kwctl, "annotate", "-m", m.metadata, "-o", dst, m.path)
+		if text, err := cmd.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("kwctl annotate %s: %w: %s", m.path, err, text)
+		} else if len(bytes.TrimSpace(text)) > 0 {
+			fmt.Fprintf(os.Stderr, "kwctl annotate %s said: %s\n", m.path, text)
+		}
+		out = append(out, module{m.name, dst})
+	}
+	return out, nil
+}
+
+const floorMetadata = `rules:
+- apiGroups: [""]
+  apiVersions: ["v1"]
+  resources: ["pods"]
+  operations: ["CREATE", "UPDATE"]
+mutating: true
+contextAwareResources: []
+executionMode: kubewarden-wapc
+backgroundAudit: false
+annotations:
+  io.kubewarden.policy.title: floor
+  io.kubewarden.policy.version: 0.0.0
+  io.kubewarden.policy.description: a benchmark floor
+  io.kubewarden.policy.author: bench
+  io.kubewarden.policy.url: https://example.invalid
+  io.kubewarden.policy.source: https://example.invalid
+  io.kubewarden.policy.license: Apache-2.0
+`
+
+func makeScenarios(requests string) ([]scenario, error) {
+	pod, err := os.ReadFile(filepath.Join(requests, "pod-create-alice.json"))
+	if err != nil {
+		return nil, err
+	}
+	var out []scenario
+	for _, s := range []struct {
+		name string
+		size int
+	}{{"pod-4k", 4 << 10}, {"pod-16k", 16 << 10}, {"pod-100k", 100 << 10}, {"pod-400k", 400 << 10}, {"pod-1m", 1 << 20}} {
+		req, err := wasmbench.GrowPod(pod, s.size)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, scenario{name: s.name, review: review(req), id: "pods", plot: true})
+	}
+	out = append(out, scenario{name: "workflow-800", review: review(wasmbench.WorkflowRequest(800, wasmbench.OrdinaryTemplate, "CREATE", "bob", true)), id: "argo"})
+	for i := range out {
+		out[i].size = len(out[i].review)
+	}
+	return out, nil
+}
+
+func review(req []byte) []byte {
+	return []byte(`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":` + string(req) + `}`)
+}
+
+// server is one policy-server process with one module under two policy ids.
+type server struct {
+	cmd     *exec.Cmd
+	url     string
+	client  *http.Client
+	startup time.Duration
+}
+
+func start(o options, dir string, m module, port int, argo []byte) (*server, error) {
+	policies, err := json.Marshal(map[string]any{
+		"pods": map[string]any{"module": "file://" + m.path, "allowedToMutate": true, "settings": map[string]any{}},
+		"argo": map[string]any{"module": "file://" + m.path, "allowedToMutate": true, "settings": json.RawMessage(argo)},
+	})
+	if err != nil {
+		return nil, err
+	}
+	file := filepath.Join(dir, fmt.Sprintf("policies-%d.yml", port))
+	if err := os.WriteFile(file, policies, 0o644); err != nil {
+		return nil, err
+	}
+	args := []string{"--policies", file, "--addr", "127.0.0.1", "--port", strconv.Itoa(port),
+		"--readiness-probe-port", strconv.Itoa(port + 1), "--policies-download-dir", dir,
+		"--sigstore-cache-dir", filepath.Join(dir, "sigstore"), "--ignore-kubernetes-connection-failure", "--log-level", "error"}
+	args = append(args, strings.Fields(o.flags)...)
+	cmd := exec.Command(o.policyServer, args...)
+	var log bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	began := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	ready := fmt.Sprintf("http://127.0.0.1:%d/readiness", port+1)
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		select {
+		case <-exited:
+			return nil, fmt.Errorf("policy-server with %s exited: %s", m.name, log.String())
+		default:
+		}
+		if resp, err := http.Get(ready); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return &server{cmd: cmd, url: fmt.Sprintf("http://127.0.0.1:%d/validate/", port), startup: time.Since(began),
+					client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 16}}}, nil
+			}
+		}
+	}
+	_ = cmd.Process.Kill()
+	return nil, fmt.Errorf("policy-server with %s not ready within 60 s: %s", m.name, log.String())
+}
+
+// send posts sc n times from c clients at once and returns each request's latency.
+func (s *server) send(sc scenario, c, n int) ([]time.Duration, error) {
+	var mu sync.Mutex
+	var out []time.Duration
+	var first error
+	next := make(chan struct{}, n)
+	for range n {
+		next <- struct{}{}
+	}
+	close(next)
+	var wg sync.WaitGroup
+	for range c {
+		wg.Go(func() {
+			for range next {
+				began := time.Now()
+				err := s.post(sc)
+				took := time.Since(began)
+				mu.Lock()
+				if err != nil && first == nil {
+					first = err
+				}
+				out = append(out, took)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return out, first
+}
+
+func (s *server) post(sc scenario) error {
+	resp, err := s.client.Post(s.url+sc.id, "application/json", bytes.NewReader(sc.review))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte(`"allowed":true`)) {
+		return fmt.Errorf("HTTP %d: %.200s", resp.StatusCode, body)
+	}
+	return nil
+}
+
+// peakRSS is the process's peak resident memory in KB (VmHWM), 0 when unknown.
+func (s *server) peakRSS() int {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+			return kb
+		}
+	}
+	return 0
+}
+
+func stopAll(servers []*server) {
+	for _, s := range servers {
+		if s != nil {
+			_ = s.cmd.Process.Kill()
+		}
+	}
+}
+
+func p50(d []time.Duration) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func median[T int | time.Duration](v []T) T {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func report(w io.Writer, o options, modules []module, scenarios []scenario, figures map[string]map[string][]time.Duration,
+	startup map[string][]time.Duration, rss map[string][]int) {
+	fmt.Fprintf(w, "policy-server over HTTP on loopback, p50 per request, median of %d runs (%d requests per scenario, module and run, in alternating rounds)\n\n", o.runs, max(o.n/5, 1)*5)
+	fmt.Fprintln(w, "| request | bytes | clients | policy | do-nothing | mutating floor | x do-nothing | x floor |")
+	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	for _, sc := range scenarios {
+		for _, c := range clients {
+			key := sc.name + "/" + strconv.Itoa(c)
+			p, f, mf := median(figures["policy"][key]), median(figures["do-nothing"][key]), median(figures["mutating floor"][key])
+			fmt.Fprintf(w, "| %s | %d | %d | %s | %s | %s | %.2f | %.2f |\n", sc.name, sc.size, c, ms(p), ms(f), ms(mf), ratio(p, f), ratio(p, mf))
+		}
+	}
+	fmt.Fprintln(w, "\n| module | start-up to ready | peak RSS |")
+	fmt.Fprintln(w, "| --- | ---: | ---: |")
+	for _, m := range modules {
+		fmt.Fprintf(w, "| %s | %s | %d MB |\n", m.name, ms(median(startup[m.name])), median(rss[m.name])/1024)
+	}
+}
+
+func ms(d time.Duration) string {
+	if d < 10*time.Millisecond {
+		return fmt.Sprintf("%d µs", d.Microseconds())
+	}
+	return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000)
+}
+
+func ratio(a, b time.Duration) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+var errNoPoints = errors.New("no Pod scenario to plot")
+
+// plot draws p50 latency (one client) by request size, both axes logarithmic, one line per module.
+func plot(modules []module, scenarios []scenario, figures map[string]map[string][]time.Duration) []byte {
+	const width, height, left, bottom, top, right = 640.0, 400.0, 70.0, 50.0, 30.0, 150.0
+	var pods []scenario
+	for _, sc := range scenarios {
+		if sc.plot {
+			pods = append(pods, sc)
+		}
+	}
+	if len(pods) == 0 {
+		return []byte(errNoPoints.Error())
+	}
+	value := func(m string, sc scenario) float64 { return float64(median(figures[m][sc.name+"/1"]).Microseconds()) }
+	minX, maxX := math.Log10(float64(pods[0].size)), math.Log10(float64(pods[len(pods)-1].size))
+	minY, maxY := 1e18, 0.0
+	for _, m := range modules {
+		for _, sc := range pods {
+			v := math.Log10(max(value(m.name, sc), 1))
+			minY, maxY = min(minY, v), max(maxY, v)
+		}
+	}
+	minY, maxY = float64(int(minY)), float64(int(maxY)+1)
+	x := func(v float64) float64 { return left + (math.Log10(v)-minX)/(maxX-minX)*(width-left-right) }
+	y := func(v float64) float64 { return height - bottom - (math.Log10(max(v, 1))-minY)/(maxY-minY)*(height-bottom-top) }
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="12">`+"\n", width, height)
+	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
+	fmt.Fprintf(&b, `<text x="%.0f" y="18">policy-server, p50 latency by request size (one client, log-log)</text>`+"\n", left)
+	for e := minY; e <= maxY; e++ {
+		v := math.Pow10(int(e))
+		fmt.Fprintf(&b, `<line x1="%.0f" x2="%.0f" y1="%.1f" y2="%.1f" stroke="#ddd"/><text x="%.0f" y="%.1f" text-anchor="end">%s</text>`+"\n",
+			left, width-right, y(v), y(v), left-6, y(v)+4, ms(time.Duration(v)*time.Microsecond))
+	}
+	for _, sc := range pods {
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" text-anchor="middle">%s</text>`+"\n", x(float64(sc.size)), height-bottom+18, kb(sc.size))
+	}
+	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="middle">AdmissionReview bytes (a Pod)</text>`+"\n", left+(width-left-right)/2, height-12)
+	colours := []string{"#d62728", "#1f77b4", "#2ca02c"}
+	for i, m := range modules {
+		var points []string
+		for _, sc := range pods {
+			points = append(points, fmt.Sprintf("%.1f,%.1f", x(float64(sc.size)), y(value(m.name, sc))))
+		}
+		c := colours[i%len(colours)]
+		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`+"\n", c, strings.Join(points, " "))
+		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" fill="%s">%s</text>`+"\n", width-right+10, top+20+float64(i)*18, c, m.name)
+	}
+	b.WriteString("</svg>\n")
+	return []byte(b.String())
+}
+
+func kb(n int) string {
+	if n >= 1<<20 {
+		return fmt.Sprintf("%.0f MB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%.0f KB", float64(n)/1024)
+}
