@@ -33,7 +33,7 @@ import (
 
 type options struct {
 	policyServer, kwctl, policy, floor, mutFloor, metadata, requests, svg, flags string
-	n, runs, port                                                              int
+	n, runs, port                                                                int
 }
 
 func main() {
@@ -411,7 +411,9 @@ func plot(modules []module, scenarios []scenario, figures map[string]map[string]
 	}
 	minY, maxY = float64(int(minY)), float64(int(maxY)+1)
 	x := func(v float64) float64 { return left + (math.Log10(v)-minX)/(maxX-minX)*(width-left-right) }
-	y := func(v float64) float64 { return height - bottom - (math.Log10(max(v, 1))-minY)/(maxY-minY)*(height-bottom-top) }
+	y := func(v float64) float64 {
+		return height - bottom - (math.Log10(max(v, 1))-minY)/(maxY-minY)*(height-bottom-top)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="12">`+"\n", width, height)
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
