@@ -766,3 +766,10 @@ S=testdata/settings
   evaluate "$REQ"
   rejected_with "bytes once stamped (1001 annotation maps and task groups), more than the 3 MiB the API server accepts"
 }
+
+@test "refuses a CREATE naming more maps than a 3 MiB answer can hold, before reading them all (Cost)" {
+  # 70,000 empty templates (210 KB): each stamped takes more than 50 bytes; the walk stops at the 62,915th
+  edit workflow-create-alice '.object.spec.templates = [range(70000) | {}]'
+  evaluate "$REQ" "$(cat $S/argo-workflows.json)"
+  rejected_with "more than 62914 annotation maps, each stamped with at least 50 bytes), more than the 3 MiB the API server accepts"
+}

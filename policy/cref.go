@@ -34,6 +34,9 @@ type cref struct {
 // found records a map as a cref, its key in w.keys: m (an object) when it exists; otherwise holder, rest
 // and old say what to create.
 func (w *walker) found(p *annotationPath, holder gjson.Result, rest []segment, old, m gjson.Result) string {
+	if w.most > 0 && len(w.crefs)-w.from >= w.most {
+		return TooManyTargetsRefusal
+	}
 	ref := cref{keyAt: int32(len(w.keys)), holder: rawjson.RefOf(holder), old: rawjson.RefOf(old), m: rawjson.RefOf(m), value: rawjson.Absent, rest: rest} //nolint:gosec // offsets fit: see rawjson.RefOf
 	if p.plain != "" {
 		w.keys = append(w.keys, p.plain...)

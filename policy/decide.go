@@ -19,6 +19,9 @@ import (
 //go:noinline
 func (e *evaluation) create() decision {
 	now, problem := e.walk(e.req.object, "request.object", &e.storage.object)
+	if problem == TooManyTargetsRefusal {
+		e.warn("refused an object too large once stamped (bounded answer)")
+	}
 	if problem != "" {
 		return badInput(problem)
 	}

@@ -95,6 +95,11 @@ func TooLargeRefusal(size, written int) string {
 		" annotation maps and task groups), more than the 3 MiB the API server accepts"
 }
 
+// TooManyTargetsRefusal is the bounded answer's message for a CREATE whose object names so many maps that,
+// each carrying a value in the answer, it cannot be under 3 MiB: the walk stops there (docs/rules.md "Cost").
+const TooManyTargetsRefusal = "the object would be more than 3145728 bytes once stamped (more than " +
+	"62914 annotation maps, each stamped with at least 50 bytes), more than the 3 MiB the API server accepts"
+
 // InvalidValueRefusal is the message when a trusted requester's value (rules 1, 7, 11 and 12) is not valid, in where.
 func InvalidValueRefusal(where, problem string) string {
 	return "the " + AnnotationKey + " annotation in " + where + " is not valid: " + problem +

@@ -181,6 +181,9 @@ type walker struct {
 	trail []trailPiece
 	path  *annotationPath
 	depth int
+	// most, when not 0, is the number of maps one path may name before the walk stops with
+	// TooManyTargetsRefusal; from is where the current path's maps start in crefs.
+	most, from int
 }
 
 // walkAll walks every path of paths in turn (walk), until one finds a problem.
@@ -195,7 +198,7 @@ func (w *walker) walkAll(obj gjson.Result, paths []annotationPath) string {
 
 // walk adds the maps path names in obj (the root of w.doc) to w.crefs; a problem is a 400 message.
 func (w *walker) walk(obj gjson.Result, p *annotationPath) string {
-	w.trail, w.path, w.depth = w.trail[:0], p, 0
+	w.trail, w.path, w.depth, w.from = w.trail[:0], p, 0, len(w.crefs)
 	return w.step(obj, p, 0)
 }
 

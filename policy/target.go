@@ -47,7 +47,7 @@ func (e *evaluation) walk(object gjson.Result, field string, kept *objectStorage
 	}
 	k := &e.kind
 	root := rawjson.Root(object.Raw)
-	w := walker{doc: object.Raw, index: e.req.index, field: field, kind: k.name, entry: AnnotationKey}
+	w := walker{doc: object.Raw, index: e.req.index, field: field, kind: k.name, entry: AnnotationKey, most: e.mostTargets(object)}
 	if problem := kept.targets.walk(&w, root, k.targets); problem != "" {
 		return maps{}, problem
 	}
@@ -64,6 +64,21 @@ func (e *evaluation) walk(object gjson.Result, field string, kept *objectStorage
 	problem := e.readLabels(&m, root, field)
 	return m, problem
 }
+
+// mostTargets is how many maps one path may name in a CREATE's object before the bounded answer is
+// certain (0: no bound): each target of the answer carries a value of at least minStampBytes, and an
+// object of at most 3 MiB cannot carry them all itself, so one is stamped and the answer is over 3 MiB.
+// A system user's CREATE is rule 4's, which stamps nothing.
+func (e *evaluation) mostTargets(object gjson.Result) int {
+	if e.req.operation.Str != "CREATE" || len(object.Raw) > maxObjectBytes || e.systemUser() {
+		return 0
+	}
+	return maxObjectBytes/minStampBytes + 1
+}
+
+// minStampBytes is less than a target's value takes in an answer: the member "yunikorn.apache.org/user.info":
+// (32 bytes), the shortest valid value written as a JSON string, "{\"user\":\"x\"}" (18), and a separator.
+const minStampBytes = 50
 
 // readLabels reads what a built-in kind's pod labels hold beside its target (one: a built-in path names
 // one map, and its pod template is required): rule 14's sources and the legacy label.

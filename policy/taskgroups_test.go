@@ -276,3 +276,47 @@ func TestCost_AStatusWriteByATrustedControllerReadsNoPath(t *testing.T) {
 	resp, _ = evaluateReq(t, workflow(t, asBob, obj, old), argoWorkflowSettings)
 	expectRejected(t, resp, "metadata")
 }
+
+// templates is a Workflow object of n copies of template.
+func templates(n int, template string) string {
+	return `{"spec":{"templates":[` + strings.Repeat(template+",", n-1) + template + `]}}`
+}
+
+// Beyond 62,914 maps named by one path, a CREATE's answer cannot be under 3 MiB: the walk stops there. A
+// system user's CREATE (rule 4) and an UPDATE (nothing changed, nothing stamped) are not bounded by it.
+func TestCost_ACreateNamingTooManyMapsStopsAtTheBound(t *testing.T) {
+	many := templates(maxObjectBytes/minStampBytes+2, `{}`)
+	for _, settings := range []string{argoWorkflowSettings, strings.Replace(argoWorkflowSettings, `{"customWorkloads"`, `{"onUntrustedAnnotation":"reject","customWorkloads"`, 1)} {
+		resp, _ := evaluateReq(t, workflow(t, asBob, many, ""), settings)
+		expectRejected(t, resp, TooManyTargetsRefusal)
+	}
+	resp, _ := evaluateReq(t, workflow(t, []string{"system:serviceaccount:kube-system:argo"}, many, ""), argoWorkflowSettings)
+	expectAccepted(t, resp)
+	resp, _ = evaluateReq(t, workflow(t, asBob, many, many), argoWorkflowSettings)
+	expectAccepted(t, resp)
+}
+
+// The bound's premise: every map of a CREATE's answer carries at least minStampBytes, however little the
+// request gives it (an empty template, an empty annotation map; the requester's stamp, or the shortest
+// value a trusted external may name once).
+func TestCost_EveryMapOfACreatesAnswerTakesAtLeastTheLeastStamp(t *testing.T) {
+	const n = 2000
+	for _, template := range []string{`{}`, `{"metadata":{}}`, `{"metadata":{"annotations":{}}}`, `{"metadata":{"annotations":{"a":"b"}}}`} {
+		object := templates(n, template)
+		external := `{"spec":{"podMetadata":{"annotations":{"` + AnnotationKey + `":"{\"user\":\"x\"}"}},` + object[len(`{"spec":{`):]
+		for _, c := range []struct {
+			who      []string
+			object   string
+			settings string
+		}{
+			{[]string{"b"}, object, argoWorkflowSettings},
+			{asAirflow, external, strings.Replace(argoWorkflowSettings, `{"customWorkloads"`, `{"bypassAuth":true,"externalUsers":["^airflow$"],"customWorkloads"`, 1)},
+		} {
+			resp, _ := evaluateReq(t, workflow(t, c.who, c.object, ""), c.settings)
+			expectAllowed(t, resp)
+			if grown := len(resp.MutatedObject) - len(c.object); grown < n*minStampBytes {
+				t.Errorf("%s by %s: the answer grew by %d bytes for %d maps, less than %d each", template, c.who[0], grown, n, minStampBytes)
+			}
+		}
+	}
+}
