@@ -190,8 +190,8 @@ KEPT_N ?= 10000
 
 .PHONY: annotated-policy.wasm
 annotated-policy.wasm: policy.wasm ## annotate policy.wasm with metadata.yml for release (needs kwctl)
-	@command -v kwctl >/dev/null 2>&1 || { echo "kwctl is not installed: get it from https://github.com/kubewarden/adm-controller/releases (kwctl is built in the kubewarden-controller repository, crates/kwctl), then run: kwctl annotate -m metadata.yml -u README.md -o annotated-policy.wasm policy.wasm" >&2; exit 1; }
-	kwctl annotate -m metadata.yml -u README.md -o $@ policy.wasm
+	@case "$(KWCTL)" in *kwhost) echo "kwctl is not installed: get it from https://github.com/kubewarden/adm-controller/releases (or build it: hack/build-kubewarden.sh), put it on PATH or pass KWCTL=, then run: kwctl annotate -m metadata.yml -u README.md -o annotated-policy.wasm policy.wasm" >&2; exit 1;; esac
+	$(KWCTL) annotate -m metadata.yml -u README.md -o $@ policy.wasm
 
 FUZZ_TARGETS := FuzzValidate FuzzSettings FuzzCheckSuppliedValue FuzzStamp FuzzEditWriteOver FuzzValidJSON FuzzJSONIndex FuzzPath FuzzCustomKind FuzzCustomKindUpdate FuzzLeaves FuzzTaskGroups FuzzRule14b
 FUZZTIME ?= 60s
