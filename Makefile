@@ -126,7 +126,7 @@ corpus: policy.wasm $(KWHOST) ## re-record test/corpus/calls.jsonl.gz from the e
 	rm -f $(BUILD)/calls.jsonl
 	KWHOST_RECORD_CALLS=$(abspath $(BUILD))/calls.jsonl KWCTL=$(KWHOST) POLICY=$(abspath policy.wasm) bats e2e.bats e2e-attacks.bats
 	KWHOST_RECORD_CALLS=$(abspath $(BUILD))/calls.jsonl $(KWHOST) tour policy.wasm testdata/tour.json >/dev/null
-	KWHOST_RECORD_CALLS=$(abspath $(BUILD))/calls.jsonl go test -count=1 ./internal/malformed
+	KWHOST_RECORD_CALLS=$(abspath $(BUILD))/calls.jsonl go test -count=1 ./test/malformed
 	POLICY=$(abspath policy.wasm) go test -count=1 -v -run TestCorpus ./test/corpus -args -pack $(abspath $(BUILD))/calls.jsonl
 
 # The floors (bench/floor, bench/mutfloor) and the typed module go through every build step policy.wasm
