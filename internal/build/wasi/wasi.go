@@ -1,6 +1,6 @@
 // Package wasi offers a TinyGo guest the WASI that wasmtime (policy-server's engine) offers it, on
-// wazero. It is shared by the shipped build's pre-initialiser (internal/build/preinit) and the local test host
-// (internal/host/wapchost), so that the build does not import the test host. It is not a waPC host.
+// wazero. It is shared by the shipped build's pre-initialiser (internal/build/preinit) and the local test
+// host (internal/host/wapchost), so that the build does not import the test host. It is not a waPC host.
 package wasi
 
 import (
