@@ -331,14 +331,16 @@ kw_kwhost() {
   rm -f "$KW_PS_DIR/serving"
   echo "--- $id $settings" >> "$RUN/logs/kw-policy-server.log"
   if [ -n "${POLICY_SERVER:-}" ]; then
-    if PS_CA=$KW_PKI/ca.crt PS_TLS_NAME=$KW_PS.$KW_NS.svc ps_start kw-policy-server "$dir/policies.yml" "$listen" \
+    # ports of its own: the suite's first webhook (start_kwhost) may hold WEBHOOK_PORT+1000 and +1001
+    if PS_CA=$KW_PKI/ca.crt PS_TLS_NAME=$KW_PS.$KW_NS.svc PS_PORT=$((WEBHOOK_PORT + 1002)) PS_READY_PORT=$((WEBHOOK_PORT + 1003)) \
+      ps_start kw-policy-server "$dir/policies.yml" "$listen" \
       "$dir/tls.crt" "$dir/tls.key" "$RUN/kw-reviews.jsonl"; then
       cp "$dir/policies.yml" "$KW_PS_DIR/policies.yml"
       cp "$dir/key" "$KW_PS_DIR/serving"
       kw_log "$id: policy-server answers, certificate checked against kubewarden-ca for $KW_PS.$KW_NS.svc"
       return 0
     fi
-    kw_log "$id: policy-server exited: $(tail -n 1 "$RUN/logs/kw-policy-server-ps.log"); not ready"
+    kw_log "$id: policy-server did not start: $(grep -E "^Error|is taken|older than" "$RUN/logs/kw-policy-server-ps.log" | tail -n 1); not ready"
     return 1
   fi
   start kw-policy-server "$KWHOST" serve --allow-unannotated --policy "$POLICY" --settings-json "$settings" \

@@ -289,6 +289,12 @@ ps_start() {
   fi
   stop "$name"
   stop "$name-ps"
+  for i in "$port" "$ready"; do
+    if (exec 3<> "/dev/tcp/127.0.0.1/$i") 2> /dev/null; then
+      echo "127.0.0.1:$i is taken: policy-server could not listen there (set PS_PORT, PS_READY_PORT)" >> "$RUN/logs/$name-ps.log"
+      return 1
+    fi
+  done
   jq --arg m "file://$POLICY_SERVER_POLICY" 'map_values(.module = $m)' "$policies" > "$RUN/$name.ps-policies.yml"
   mkdir -p "$RUN/$name-ps"
   start "$name-ps" "$POLICY_SERVER" --policies "$RUN/$name.ps-policies.yml" --addr 127.0.0.1 --port "$port" \
