@@ -32,8 +32,8 @@ import (
 )
 
 type options struct {
-	policyServer, kwctl, policy, floor, mutFloor, metadata, requests, svg, flags string
-	n, runs, port                                                                int
+	policyServer, kwctl, policy, floor, mutFloor, metadata, requests, svg, flags, other string
+	n, runs, port                                                                       int
 }
 
 func main() {
@@ -47,6 +47,7 @@ func main() {
 	flag.StringVar(&o.requests, "requests", "testdata/requests", "the fixtures directory")
 	flag.StringVar(&o.svg, "svg", "", "write the latency-by-size plot here")
 	flag.StringVar(&o.flags, "flags", "", "more policy-server flags (--sigstore-trust-config FILE to start offline)")
+	flag.StringVar(&o.other, "other", "", "another build of the policy, measured in the same rounds (a change for speed against main)")
 	flag.IntVar(&o.n, "n", 100, "requests per scenario, module and round")
 	flag.IntVar(&o.runs, "runs", 3, "runs; each figure is their median")
 	flag.IntVar(&o.port, "port", 23000, "first loopback port (each server takes two)")
@@ -168,10 +169,14 @@ func annotate(o options, dir string) ([]module, error) {
 	if err := os.WriteFile(floorMeta, []byte(floorMetadata), 0o600); err != nil {
 		return nil, err
 	}
-	var out []module
-	for _, m := range []struct{ name, path, metadata string }{
+	all := []struct{ name, path, metadata string }{
 		{"policy", o.policy, o.metadata}, {"do-nothing", o.floor, floorMeta}, {"mutating floor", o.mutFloor, floorMeta},
-	} {
+	}
+	if o.other != "" {
+		all = append(all, struct{ name, path, metadata string }{"other", o.other, o.metadata})
+	}
+	var out []module
+	for _, m := range all {
 		dst := filepath.Join(dir, strings.ReplaceAll(m.name, " ", "-")+".wasm")
 		cmd := exec.Command(o.kwctl, "annotate", "-m", m.metadata, "-o", dst, m.path) //nolint:gosec // the kwctl the benchmark was given (-kwctl)
 		if text, err := cmd.CombinedOutput(); err != nil {
@@ -381,6 +386,17 @@ func report(w io.Writer, o options, modules []module, scenarios []scenario, m *m
 			fmt.Fprintf(w, "| %s | %d | %d | %s | %s | %s | %.2f | %.2f |\n", sc.name, sc.size, c, ms(p), ms(f), ms(mf), ratio(p, f), ratio(p, mf))
 		}
 	}
+	if _, ok := figures["other"]; ok {
+		fmt.Fprintln(w, "\n| request | clients | policy | other | other x policy |")
+		fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: |")
+		for _, sc := range scenarios {
+			for _, c := range clients {
+				key := sc.name + "/" + strconv.Itoa(c)
+				p, other := median(figures["policy"][key]), median(figures["other"][key])
+				fmt.Fprintf(w, "| %s | %d | %s | %s | %.3f |\n", sc.name, c, ms(p), ms(other), ratio(other, p))
+			}
+		}
+	}
 	fmt.Fprintln(w, "\n| module | start-up to ready | peak RSS |")
 	fmt.Fprintln(w, "| --- | ---: | ---: |")
 	for _, m := range modules {
@@ -443,7 +459,7 @@ func plot(modules []module, scenarios []scenario, figures map[string]map[string]
 		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" text-anchor="middle">%s</text>`+"\n", x(float64(sc.size)), height-bottom+18, kb(sc.size))
 	}
 	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="middle">AdmissionReview bytes (a Pod)</text>`+"\n", left+(width-left-right)/2, height-12)
-	colours := []string{"#d62728", "#1f77b4", "#2ca02c"}
+	colours := []string{"#d62728", "#1f77b4", "#2ca02c", "#9467bd"}
 	for i, m := range modules {
 		var points []string
 		for _, sc := range pods {
