@@ -18,7 +18,7 @@ import (
 
 // oldMaps is what the kind's paths name in the old object: now itself when every map of now lies where
 // the old object is the same (unchangedAround), each map then being its own pair.
-func (e *evaluation) oldMaps(now *maps) (maps, string) {
+func (e *evaluation) oldMaps(now *objectMaps) (objectMaps, string) {
 	if e.unchangedAround(now) {
 		return *now, ""
 	}
@@ -57,7 +57,7 @@ func (e *evaluation) untouched() bool {
 // the same concrete paths, with the same contents, and walking it would only find them again: each map is
 // its own pair, unchanged. A controller's status write to a Workflow of thousands of templates leaves spec
 // as it was, and is decided by one walk instead of two.
-func (e *evaluation) unchangedAround(now *maps) bool {
+func (e *evaluation) unchangedAround(now *objectMaps) bool {
 	if len(now.targets)+len(now.guard) == 0 {
 		return false // nothing to pair: walking the old object costs little, and finds its bad input
 	}
@@ -77,7 +77,7 @@ func (e *evaluation) unchangedAround(now *maps) bool {
 			same = append(same, rawjson.RefOf(value))
 		}
 	}
-	for _, list := range [2][]cref{now.targets, now.guard} {
+	for _, list := range [2][]targetRef{now.targets, now.guard} {
 		for i := range list {
 			if !within(same, list[i].position()) {
 				return false
@@ -109,18 +109,18 @@ func sameBytes(doc string, a rawjson.Ref, oldDoc string, b rawjson.Ref) bool {
 // pairing finds a target's pair in the old object by its concrete path. Most updates keep the object's
 // shape, so the target at the same position is tried first; the first miss indexes the old targets.
 type pairing struct {
-	was              []cref
+	was              []targetRef
 	wasKeys, nowKeys []byte
-	byKey            map[string]*cref
+	byKey            map[string]*targetRef
 }
 
-func (p *pairing) find(i int, t *cref) (*cref, bool) {
+func (p *pairing) find(i int, t *targetRef) (*targetRef, bool) {
 	key := t.keyIn(p.nowKeys)
 	if p.byKey == nil {
 		if i < len(p.was) && bytes.Equal(p.was[i].keyIn(p.wasKeys), key) {
 			return &p.was[i], true
 		}
-		p.byKey = make(map[string]*cref, len(p.was))
+		p.byKey = make(map[string]*targetRef, len(p.was))
 		for j := range p.was {
 			w := &p.was[j]
 			p.byKey[string(w.keyIn(p.wasKeys))] = w
@@ -137,7 +137,7 @@ func (p *pairing) find(i int, t *cref) (*cref, bool) {
 // so is a leaf whose key is a template ("{{"), changed or not: a change elsewhere (the workflow's
 // arguments) changes what it becomes. A leaf whose key ends with the task-groups annotation is read as
 // task groups (rule 15). Old members are looked up in a map, so the check is linear in the leaves.
-func (e *evaluation) guard(now, was *maps) (decision, bool) {
+func (e *evaluation) guard(now, was *objectMaps) (decision, bool) {
 	var pairs pairing
 	if was != nil {
 		pairs = pairing{was: was.guard, wasKeys: was.guardKeys, nowKeys: now.guardKeys}
@@ -185,7 +185,7 @@ func (e *evaluation) guard(now, was *maps) (decision, bool) {
 
 // leafRefusal is what refuses a leaf of the guard map g: always (a template key, changed or not), or
 // why, when its member is new or changed (rules 13 and 15); "" for neither.
-func (e *evaluation) leafRefusal(now *maps, g *cref, l leaf) (why string, always bool) {
+func (e *evaluation) leafRefusal(now *objectMaps, g *targetRef, l leaf) (why string, always bool) {
 	switch {
 	case strings.Contains(l.key, "{{"):
 		return TemplateKeyRefusal(now.guardKey(g), l.key), true
@@ -218,15 +218,15 @@ func membersOf(x *rawjson.Index, obj gjson.Result) map[string]gjson.Result {
 // checkTargetKeys applies, for an untrusted requester, the rule on the keys of a declared kind's target
 // map: every key must be a valid annotation key (Argo substitutes "{{...}}" in keys, so an invalid key
 // may become the annotation).
-func (e *evaluation) checkTargetKeys(now *maps, t *cref) (decision, bool) {
-	if e.kind.rules != 0 || !t.m.Exists() || e.trusted() {
+func (e *evaluation) checkTargetKeys(now *objectMaps, t *targetRef) (decision, bool) {
+	if !e.kind.isDeclared() || !t.m.Exists() || e.trusted() {
 		return decision{}, false // no map yet: no key (and, in the module, no closure made for each of thousands)
 	}
 	return e.checkMapKeys(now, t)
 }
 
 // checkMapKeys is checkTargetKeys for a target whose map exists.
-func (e *evaluation) checkMapKeys(now *maps, t *cref) (decision, bool) {
+func (e *evaluation) checkMapKeys(now *objectMaps, t *targetRef) (decision, bool) {
 	m := t.m.Result(now.doc)
 	if !m.IsObject() {
 		return decision{}, false

@@ -330,8 +330,8 @@ func TestCustomEdits_OneSpanPerObject(t *testing.T) {
 		}
 	}
 	e := edits{doc: doc, kept: new(editStorage)}
-	for i := range c.crefs {
-		e.set(&c.crefs[i], AnnotationKey, rawjson.Texts(nil, `"v"`))
+	for i := range c.refs {
+		e.set(&c.refs[i], AnnotationKey, rawjson.Texts(nil, `"v"`))
 	}
 	out, problem := e.result()
 	if problem != "" {
@@ -341,9 +341,9 @@ func TestCustomEdits_OneSpanPerObject(t *testing.T) {
 	if err := json.Unmarshal([]byte(out.String()), &got); err != nil {
 		t.Fatalf("%v: %s", err, out.String())
 	}
-	for i := range c.crefs {
+	for i := range c.refs {
 		one := edits{doc: doc, kept: new(editStorage)}
-		one.set(&c.crefs[i], AnnotationKey, rawjson.Texts(nil, `"v"`))
+		one.set(&c.refs[i], AnnotationKey, rawjson.Texts(nil, `"v"`))
 		single, problem := one.result()
 		if problem != "" {
 			t.Fatal(problem)

@@ -33,11 +33,11 @@ func (e *evaluation) create() decision {
 // evaluation, runs below it (docs/runtime.md "Pages": a Pod stamp then uses one page of stack, not two).
 //
 //go:noinline
-func (e *evaluation) createWith(now *maps) decision {
+func (e *evaluation) createWith(now *objectMaps) decision {
 	// Rule 4: a workload (or an operator's intermediate object, a RayCluster from a RayJob) made by a
 	// system user was copied from a parent that was already handled; changing its template makes the
 	// deployment controller create ReplicaSets forever (YUNIKORN-1627).
-	if e.kind.rules != PodRules && e.systemUser() {
+	if e.kind.handling != PodHandling && e.systemUser() {
 		if e.settings.BypassControllers {
 			if d, refused := e.checkValues(now); refused {
 				return d
@@ -68,7 +68,7 @@ func (e *evaluation) createWith(now *maps) decision {
 //
 //go:noinline
 func (e *evaluation) update() decision {
-	if e.kind.rules == 0 && e.trusted() && e.untouched() {
+	if e.kind.isDeclared() && e.trusted() && e.untouched() {
 		return accept() // a controller's status write: nothing to check, nothing to change
 	}
 	now, problem := e.walk(e.req.object, "request.object", &e.storage.object)
@@ -88,8 +88,8 @@ func (e *evaluation) update() decision {
 // updateWith is update once both objects are walked, out of line as createWith is.
 //
 //go:noinline
-func (e *evaluation) updateWith(now, was *maps) decision {
-	if e.kind.rules == PodRules {
+func (e *evaluation) updateWith(now, was *objectMaps) decision {
+	if e.kind.handling == PodHandling {
 		return e.immutable(now, was)
 	}
 	if d, refused := e.refuseIdentity(now, was); refused {
@@ -120,7 +120,7 @@ func (e *evaluation) updateWith(now, was *maps) decision {
 
 // immutable applies rule 5: nobody may change the annotation of an existing pod, nor its legacy label
 // while it has no annotation; rule 14b: nor, unless trusted, its application; and rule 15.
-func (e *evaluation) immutable(now, was *maps) decision {
+func (e *evaluation) immutable(now, was *objectMaps) decision {
 	if !sameEntry(was.targets[0].value.Result(was.doc), now.targets[0].value.Result(now.doc)) {
 		e.warn("refused a change of " + AnnotationKey + " on an existing pod (rule 5)")
 		return reject(Rule5Refusal)
@@ -142,7 +142,7 @@ func (e *evaluation) immutable(now, was *maps) decision {
 
 // labelChanged reports whether the legacy label of a built-in kind's target changed where it is guarded:
 // when legacy handling is on and the old object has no annotation (rules 5 and 9).
-func labelChanged(now, was *maps, legacyLabel string) bool {
+func labelChanged(now, was *objectMaps, legacyLabel string) bool {
 	return legacyLabel != "" && was.labels != nil && !was.targets[0].value.Exists() && !sameEntry(was.label(), now.label())
 }
 
@@ -150,7 +150,7 @@ func labelChanged(now, was *maps, legacyLabel string) bool {
 // rule 14 to a built-in kind's target metadata (was is nil on CREATE; not called for a Pod's UPDATE). The guard
 // maps are read only for an untrusted requester; for the target metadata, what would be refused is found
 // first, so that the common request pays for no pattern match.
-func (e *evaluation) refuseIdentity(now, was *maps) (decision, bool) {
+func (e *evaluation) refuseIdentity(now, was *objectMaps) (decision, bool) {
 	if len(now.guard) > 0 && !e.trusted() {
 		if d, refused := e.guard(now, was); refused {
 			return d, true
@@ -169,7 +169,7 @@ func (e *evaluation) refuseIdentity(now, was *maps) (decision, bool) {
 }
 
 // checkValues validates every value present in the targets (a trusted requester's).
-func (e *evaluation) checkValues(m *maps) (decision, bool) {
+func (e *evaluation) checkValues(m *objectMaps) (decision, bool) {
 	for i := range m.targets {
 		if t := &m.targets[i]; t.value.Exists() {
 			if problem := CheckSuppliedValue(t.value.Result(m.doc).Str); problem != "" {
@@ -182,7 +182,7 @@ func (e *evaluation) checkValues(m *maps) (decision, bool) {
 
 // place names a target in a message about its value: a built-in kind's target metadata, or a declared
 // kind's map by its concrete path.
-func (e *evaluation) place(m *maps, t *cref) string {
+func (e *evaluation) place(m *objectMaps, t *targetRef) string {
 	if e.kind.where != "" {
 		return e.kind.where
 	}
@@ -221,14 +221,14 @@ type change struct {
 func (e *evaluation) newChange(targets int) *change {
 	kept := &e.storage.edits
 	c := &change{e: e, edits: edits{doc: e.req.object.Raw, index: e.req.index, kept: kept}, stampJSON: stampJSON(&e.who)}
-	c.edits.sets = kept.sets.take(targets)
+	c.edits.writes = kept.writes.take(targets)
 	return c
 }
 
 // oneValueOf applies rule 11's "a trusted external names the user once": when a trusted external's
 // declared object carries values and all are the same, the targets without one get that value.
-func (c *change) oneValueOf(m *maps) {
-	if c.e.kind.rules != 0 || !c.e.external() {
+func (c *change) oneValueOf(m *objectMaps) {
+	if !c.e.kind.isDeclared() || !c.e.external() {
 		return
 	}
 	var one gjson.Result
@@ -270,7 +270,7 @@ func (c *change) stamped() *string {
 // asOnCreate applies rules 1-3 (11 for a declared kind) to one target (value is its annotation): a
 // trusted requester's value is validated and kept, a target without a value is stamped (unless rule 2's
 // legacy label stands for the user), an untrusted value is replaced, or the request refused.
-func (c *change) asOnCreate(m *maps, t *cref, value gjson.Result) (decision, bool) {
+func (c *change) asOnCreate(m *objectMaps, t *targetRef, value gjson.Result) (decision, bool) {
 	e := c.e
 	var carried *string // the target's value in the answer, for rule 16
 	switch {
@@ -302,7 +302,7 @@ func (c *change) asOnCreate(m *maps, t *cref, value gjson.Result) (decision, boo
 
 // labelStands applies rule 2 to a target without the annotation: the legacy label stands for the user
 // only for a trusted submitter when bypassAuth is on.
-func (c *change) labelStands(m *maps) bool {
+func (c *change) labelStands(m *objectMaps) bool {
 	if label := m.label(); !label.Exists() || label.Str == "" {
 		return false
 	}
@@ -317,7 +317,7 @@ func (c *change) labelStands(m *maps) bool {
 // asOnUpdate applies rules 6-9 (12 for a declared kind) to one target and its pair in the old object:
 // an unchanged target is left alone, a trusted requester's change is validated and kept, an untrusted
 // change is undone, or the request refused.
-func (c *change) asOnUpdate(now *maps, t *cref, was *maps, before *cref) (decision, bool) {
+func (c *change) asOnUpdate(now *objectMaps, t *targetRef, was *objectMaps, before *targetRef) (decision, bool) {
 	e := c.e
 	labelChange := labelChanged(now, was, e.settings.LegacyUserLabel)
 	if sameBytes(now.doc, t.m, was.doc, before.m) && !labelChange {
@@ -357,7 +357,7 @@ func (c *change) asOnUpdate(now *maps, t *cref, was *maps, before *cref) (decisi
 }
 
 // restore puts back key's old value in the map ref names: removed when there was none.
-func (c *change) restore(ref *cref, key string, old gjson.Result) {
+func (c *change) restore(ref *targetRef, key string, old gjson.Result) {
 	if old.Exists() {
 		c.edits.set(ref, key, rawjson.Texts(nil, old.Raw))
 		return
@@ -375,7 +375,7 @@ func (c *change) decision() decision {
 		return c.e.kind.voice.tell(c, mutated)
 	}
 	// Bounded answer (docs/rules.md "Cost"): sized before the task groups' text is written.
-	size, written := mutated.Len(), len(c.edits.sets)+len(c.edits.more)
+	size, written := mutated.Len(), len(c.edits.writes)+len(c.edits.more)
 	for i := range c.rewrites {
 		size += c.rewrites[i].size
 		written += c.rewrites[i].groups - 1
@@ -388,7 +388,7 @@ func (c *change) decision() decision {
 		for i := range c.rewrites {
 			rw := &c.rewrites[i]
 			_, _, text := rw.stamp(make([]byte, 0, rw.size), func(string) bool { return true })
-			c.edits.sets[rw.set].value = rawjson.Texts(nil, rawjson.Quote(rawjson.View(text)))
+			c.edits.writes[rw.write].value = rawjson.Texts(nil, rawjson.Quote(rawjson.View(text)))
 		}
 		if mutated, problem = c.edits.result(); problem != "" {
 			return badInput(problem)

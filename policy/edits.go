@@ -14,16 +14,16 @@ import (
 // change is the same for every target whose missing segments and value are the same (the stamp, below
 // each of 16,000 templates): it is made once and shared by their spans.
 type edits struct {
-	doc   string
-	index *rawjson.Index // of the document doc is part of, or nil
-	sets  []setOp
-	more  []rawjson.Span // removals
-	kept  *editStorage   // the storage of sets, and of the groups and spans result makes
+	doc    string
+	index  *rawjson.Index // of the document doc is part of, or nil
+	writes []keyWrite
+	more   []rawjson.Span // removals
+	kept   *editStorage   // the storage of sets, and of the groups and spans result makes
 }
 
-// setOp sets key below obj, creating rest (rest[0] is old in obj: absent or null; with no rest, old is
+// keyWrite sets key below obj, creating rest (rest[0] is old in obj: absent or null; with no rest, old is
 // the value to replace, or absent) to value.
-type setOp struct {
+type keyWrite struct {
 	obj   rawjson.Ref
 	rest  []segment
 	old   rawjson.Ref
@@ -33,32 +33,32 @@ type setOp struct {
 
 // set sets key (the annotation, or the legacy label) in the map ref names to valueJSON, creating the map
 // (and what is missing above it, below the deepest object that exists) when needed.
-func (e *edits) set(ref *cref, key string, valueJSON []rawjson.Part) {
+func (e *edits) set(ref *targetRef, key string, valueJSON []rawjson.Part) {
 	old := ref.value
 	if len(ref.rest) > 0 {
 		old = ref.old
 	}
-	e.sets = append(e.sets, setOp{obj: ref.holder, rest: ref.rest, old: old, key: key, value: valueJSON})
+	e.writes = append(e.writes, keyWrite{obj: ref.holder, rest: ref.rest, old: old, key: key, value: valueJSON})
 	// Kept at every set: a refusal may end the evaluation before the last, and the next evaluation must
 	// find every set made to zero it.
-	e.kept.sets.keep(e.sets)
+	e.kept.writes.keep(e.writes)
 }
 
 // replace sets key, whose value old is in the map ref names, to a value given later: it returns the set's
-// index in e.sets, for the caller to fill in its value.
-func (e *edits) replace(ref *cref, key string, old rawjson.Ref) int {
-	e.sets = append(e.sets, setOp{obj: ref.m, old: old, key: key})
-	e.kept.sets.keep(e.sets)
-	return len(e.sets) - 1
+// index in e.writes, for the caller to fill in its value.
+func (e *edits) replace(ref *targetRef, key string, old rawjson.Ref) int {
+	e.writes = append(e.writes, keyWrite{obj: ref.m, old: old, key: key})
+	e.kept.writes.keep(e.writes)
+	return len(e.writes) - 1
 }
 
 // remove deletes key from the map ref names (which holds it).
-func (e *edits) remove(ref *cref, key string) {
+func (e *edits) remove(ref *targetRef, key string) {
 	e.more = append(e.more, rawjson.RemoveMember(e.index, e.doc, ref.m.Result(e.doc), key).Span)
 }
 
 // names is the set's names below obj: rest, then the key.
-func (s *setOp) names() []string {
+func (s *keyWrite) names() []string {
 	names := make([]string, 0, len(s.rest)+1)
 	for _, seg := range s.rest {
 		names = append(names, seg.name)
@@ -68,7 +68,7 @@ func (s *setOp) names() []string {
 
 // below is the names of the set below the object's member: for an insertion every name, for a replaced
 // value the names inside it.
-func (s *setOp) below() []string {
+func (s *keyWrite) below() []string {
 	if s.old.Exists() {
 		return s.names()[1:]
 	}
@@ -162,7 +162,7 @@ type sharedText struct {
 type group struct {
 	obj, old rawjson.Ref // old is absent for an insertion
 	// first is the number of the group's first set: an index, not a pointer, because a pointer into the
-	// middle of the large sets array costs TinyGo's collector a walk back to the array's start (cref).
+	// middle of the large sets array costs TinyGo's collector a walk back to the array's start (targetRef).
 	first int
 	t     *tree
 }
@@ -172,7 +172,7 @@ type group struct {
 // starts one. Were two sets of one group apart, their spans would overlap and the answer would be bad
 // input, never a wrong splice.
 func (e *edits) groups() ([]group, string) {
-	groups, problem := e.gather(e.kept.groups.take(len(e.sets)))
+	groups, problem := e.gather(e.kept.groups.take(len(e.writes)))
 	e.kept.groups.keep(groups)
 	return groups, problem
 }
@@ -180,14 +180,14 @@ func (e *edits) groups() ([]group, string) {
 // gather is groups, into groups (empty, with room for a group per set); it returns the groups gathered
 // so far with a problem.
 func (e *edits) gather(groups []group) ([]group, string) {
-	for i := range e.sets {
-		s := &e.sets[i]
+	for i := range e.writes {
+		s := &e.writes[i]
 		if n := len(groups); n == 0 || groups[n-1].obj.At != s.obj.At || groups[n-1].old.At != s.old.At {
 			groups = append(groups, group{obj: s.obj, old: s.old, first: i})
 			continue
 		}
 		g := &groups[len(groups)-1]
-		first := &e.sets[g.first]
+		first := &e.writes[g.first]
 		if len(s.below()) == 0 || len(first.below()) == 0 {
 			// Two changes of one value: walker names each map once, so this is not reached; were it,
 			// the answer is bad input, never a trap.
@@ -213,7 +213,7 @@ type sharedTexts struct {
 }
 
 // of returns the text of a group's one change, made once for all the groups that write the same.
-func (st *sharedTexts) of(s *setOp, insert, comma bool) []rawjson.Part {
+func (st *sharedTexts) of(s *keyWrite, insert, comma bool) []rawjson.Part {
 	key := sharedText{key: s.key, restLen: len(s.rest), valueLen: len(s.value), insert: insert, comma: comma}
 	if len(s.rest) > 0 {
 		key.rest = &s.rest[0]
@@ -259,7 +259,7 @@ func (e *edits) result() (rawjson.Edit, string) {
 		comma := insert && e.index.HasMembers(g.obj.Result(e.doc))
 		var parts []rawjson.Part
 		if g.t == nil {
-			parts = shared.of(&e.sets[g.first], insert, comma)
+			parts = shared.of(&e.writes[g.first], insert, comma)
 		} else {
 			parts = g.text(insert, comma)
 		}
@@ -284,7 +284,7 @@ func (e *edits) result() (rawjson.Edit, string) {
 
 // text is the JSON text one change writes: a member inserted at an object's '{' ("name":{...}, followed
 // by a comma when the object has members), or the value that replaces old.
-func (s *setOp) text(insert, comma bool) []rawjson.Part {
+func (s *keyWrite) text(insert, comma bool) []rawjson.Part {
 	names := s.names()
 	parts := make([]rawjson.Part, 0, 3*len(names)+len(s.value)+3)
 	if insert {

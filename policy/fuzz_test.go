@@ -336,8 +336,8 @@ func FuzzCustomKind(f *testing.F) {
 				t.Fatalf("accepted, but the result is bad input: %s\n%s", problem, result)
 			}
 		}
-		for i := range w.crefs {
-			if ref, value := &w.crefs[i], w.crefs[i].value.Result(result); value.Str != stamp {
+		for i := range w.refs {
+			if ref, value := &w.refs[i], w.refs[i].value.Result(result); value.Str != stamp {
 				t.Fatalf("%s holds %q after bob's CREATE, want bob's identity:\n%s", ref.keyIn(w.keys), value.Raw, result)
 			}
 		}
@@ -429,8 +429,8 @@ func FuzzCustomKindUpdate(f *testing.F) {
 				t.Fatalf("accepted, but bad input: %s\n%s", problem, doc)
 			}
 		}
-		for i := range w.crefs {
-			out[string(w.crefs[i].keyIn(w.keys))] = w.crefs[i].value.Result(doc)
+		for i := range w.refs {
+			out[string(w.refs[i].keyIn(w.keys))] = w.refs[i].value.Result(doc)
 		}
 		return out
 	}
@@ -498,7 +498,7 @@ func checkUnchangedAround(t *testing.T, payload []byte, kind *CustomWorkload) {
 	if problem != "" {
 		t.Fatalf("unchanged around every map, but the old object is bad input: %s\n%s", problem, payload)
 	}
-	same := func(what string, a, b []cref, aKeys, bKeys []byte) {
+	same := func(what string, a, b []targetRef, aKeys, bKeys []byte) {
 		if len(a) != len(b) {
 			t.Fatalf("unchanged around every map, but the old object has %d %s, the new %d:\n%s", len(b), what, len(a), payload)
 		}

@@ -2,17 +2,17 @@ package policy
 
 import "strings"
 
-// Rules names the rule of the decision that a kind of object is handled by.
-type Rules uint8
+// Handling is how the policy handles a built-in kind: which of the numbered rules apply to it.
+type Handling uint8
 
-// The ways the policy handles a kind.
+// The ways the policy handles a built-in kind; a declared kind's is 0.
 const (
-	// PodRules: the object is the pod; rules 1-3 on CREATE, rule 5 on UPDATE.
-	PodRules Rules = iota + 1
-	// WorkloadRules: the pod template inside the object; rules 1-4 on CREATE, rules 6-9 on UPDATE.
-	WorkloadRules
-	// BindingRules: the API server copies the object's annotations onto its pod; rule 10 on CREATE.
-	BindingRules
+	// PodHandling: the object is the pod; rules 1-3 on CREATE, rule 5 on UPDATE.
+	PodHandling Handling = iota + 1
+	// WorkloadHandling: the pod template inside the object; rules 1-4 on CREATE, rules 6-9 on UPDATE.
+	WorkloadHandling
+	// BindingHandling: the API server copies the object's annotations onto its pod; rule 10 on CREATE.
+	BindingHandling
 )
 
 // Kind is one kind of object the policy handles. kinds is the one table of them: kindOf reads it, and
@@ -29,8 +29,8 @@ type Kind struct {
 	// a ">" follows the object that must already be there (a pod template); the maps after it are created
 	// when missing or null. The walker walks it as it walks a declared kind's paths; a Binding's
 	// map is only read (rule 10), never created.
-	Path  string
-	Rules Rules
+	Path     string
+	Handling Handling
 }
 
 var (
@@ -40,17 +40,17 @@ var (
 
 // kinds is the table, in the order metadata.yml lists the resources.
 var kinds = [...]Kind{
-	{Group: "", Kind: "Pod", Resources: []string{"pods", "pods/status"}, Operations: createUpdate, Path: ">metadata.annotations", Rules: PodRules},
-	{Group: "", Kind: "ReplicationController", Resources: []string{"replicationcontrollers"}, Operations: createUpdate, Path: "spec.template>metadata.annotations", Rules: WorkloadRules},
-	{Group: "apps", Kind: "Deployment", Resources: []string{"deployments"}, Operations: createUpdate, Path: "spec.template>metadata.annotations", Rules: WorkloadRules},
-	{Group: "apps", Kind: "ReplicaSet", Resources: []string{"replicasets"}, Operations: createUpdate, Path: "spec.template>metadata.annotations", Rules: WorkloadRules},
-	{Group: "apps", Kind: "StatefulSet", Resources: []string{"statefulsets"}, Operations: createUpdate, Path: "spec.template>metadata.annotations", Rules: WorkloadRules},
-	{Group: "apps", Kind: "DaemonSet", Resources: []string{"daemonsets"}, Operations: createUpdate, Path: "spec.template>metadata.annotations", Rules: WorkloadRules},
-	{Group: "batch", Kind: "Job", Resources: []string{"jobs"}, Operations: createUpdate, Path: "spec.template>metadata.annotations", Rules: WorkloadRules},
+	{Group: "", Kind: "Pod", Resources: []string{"pods", "pods/status"}, Operations: createUpdate, Path: ">metadata.annotations", Handling: PodHandling},
+	{Group: "", Kind: "ReplicationController", Resources: []string{"replicationcontrollers"}, Operations: createUpdate, Path: "spec.template>metadata.annotations", Handling: WorkloadHandling},
+	{Group: "apps", Kind: "Deployment", Resources: []string{"deployments"}, Operations: createUpdate, Path: "spec.template>metadata.annotations", Handling: WorkloadHandling},
+	{Group: "apps", Kind: "ReplicaSet", Resources: []string{"replicasets"}, Operations: createUpdate, Path: "spec.template>metadata.annotations", Handling: WorkloadHandling},
+	{Group: "apps", Kind: "StatefulSet", Resources: []string{"statefulsets"}, Operations: createUpdate, Path: "spec.template>metadata.annotations", Handling: WorkloadHandling},
+	{Group: "apps", Kind: "DaemonSet", Resources: []string{"daemonsets"}, Operations: createUpdate, Path: "spec.template>metadata.annotations", Handling: WorkloadHandling},
+	{Group: "batch", Kind: "Job", Resources: []string{"jobs"}, Operations: createUpdate, Path: "spec.template>metadata.annotations", Handling: WorkloadHandling},
 	// Not `jobtemplate`, which YuniKorn once shipped.
-	{Group: "batch", Kind: "CronJob", Resources: []string{"cronjobs"}, Operations: createUpdate, Path: "spec.jobTemplate.spec.template>metadata.annotations", Rules: WorkloadRules},
+	{Group: "batch", Kind: "CronJob", Resources: []string{"cronjobs"}, Operations: createUpdate, Path: "spec.jobTemplate.spec.template>metadata.annotations", Handling: WorkloadHandling},
 	// pods/binding and the older top-level bindings resource: both carry a Binding (rule 10).
-	{Group: "", Kind: "Binding", Resources: []string{"bindings", "pods/binding"}, Operations: createOnly, Path: "metadata.annotations", Rules: BindingRules},
+	{Group: "", Kind: "Binding", Resources: []string{"bindings", "pods/binding"}, Operations: createOnly, Path: "metadata.annotations", Handling: BindingHandling},
 }
 
 // Kinds returns a copy of the table of kinds.
@@ -94,23 +94,26 @@ func (k *Kind) handles(operation string) bool {
 // legacy label (rules 2, 5 and 9). A declared kind (rules 11-13) has its annotation paths and its guard
 // paths.
 type workload struct {
-	name    string // for messages
-	rules   Rules  // 0 for a declared kind
-	targets []annotationPath
-	guards  []annotationPath
-	labels  *annotationPath // a built-in kind's labels map, beside its target; nil for a declared kind
+	name     string   // for messages
+	handling Handling // 0 for a declared kind
+	targets  []annotationPath
+	guards   []annotationPath
+	labels   *annotationPath // a built-in kind's labels map, beside its target; nil for a declared kind
 	// where names a built-in kind's target metadata in messages ("spec.template.metadata"); a declared
 	// kind's messages name each map by its concrete path.
 	where string
 	voice voice
 }
 
+// isDeclared reports a kind declared in customWorkloads (rules 11-13) rather than one of the table's.
+func (w *workload) isDeclared() bool { return w.handling == 0 }
+
 func builtin(k *Kind) workload {
 	// TestKinds_TableIsConsistent parses both paths of every kind.
 	target, _ := parsePath(k.Path, false, true)
 	labels, _ := parsePath(strings.TrimSuffix(k.Path, "annotations")+"labels", false, true)
 	target.required, labels.required = true, true
-	return workload{name: k.Kind, rules: k.Rules, targets: []annotationPath{target}, labels: &labels,
+	return workload{name: k.Kind, handling: k.Handling, targets: []annotationPath{target}, labels: &labels,
 		where: strings.TrimSuffix(target.plain, ".annotations"), voice: builtinVoice{}}
 }
 

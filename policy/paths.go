@@ -170,10 +170,10 @@ type walker struct {
 	field string         // "request.object", for messages
 	kind  string         // for the message of a missing required segment
 	entry string         // the key looked up in every map found ("" for guard maps and labels)
-	// crefs are the maps found: a few words each, so that memory and the work of a fresh instance's
+	// refs are the maps found: a few words each, so that memory and the work of a fresh instance's
 	// collector grow only a little with every target (a declared kind's object may hold thousands).
-	crefs []cref
-	// keys holds the crefs' concrete paths one after the other: one buffer, not one allocation per target.
+	refs []targetRef
+	// keys holds the refs' concrete paths one after the other: one buffer, not one allocation per target.
 	keys []byte
 	// The concrete path so far: for a path with wildcards, pieces joined by "" (".", "name", "[3]",
 	// "[\"Worker\"]"); for a plain one (every built-in kind), the first depth segments of path, so that the
@@ -182,7 +182,7 @@ type walker struct {
 	path  *annotationPath
 	depth int
 	// most, when not 0, is the number of maps one path may name before the walk stops with
-	// TooManyTargetsRefusal; from is where the current path's maps start in crefs.
+	// TooManyTargetsRefusal; from is where the current path's maps start in refs.
 	most, from int
 }
 
@@ -196,9 +196,9 @@ func (w *walker) walkAll(obj gjson.Result, paths []annotationPath) string {
 	return ""
 }
 
-// walk adds the maps path names in obj (the root of w.doc) to w.crefs; a problem is a 400 message.
+// walk adds the maps path names in obj (the root of w.doc) to w.refs; a problem is a 400 message.
 func (w *walker) walk(obj gjson.Result, p *annotationPath) string {
-	w.trail, w.path, w.depth, w.from = w.trail[:0], p, 0, len(w.crefs)
+	w.trail, w.path, w.depth, w.from = w.trail[:0], p, 0, len(w.refs)
 	return w.step(obj, p, 0)
 }
 

@@ -25,10 +25,10 @@ type Storage struct {
 func (s *Storage) Reserve(size int) {
 	s.records.Reserve(size)
 	for _, w := range []*walkStorage{&s.object.targets, &s.object.guards, &s.oldObject.targets, &s.oldObject.guards} {
-		w.crefs.reserve(2) // a built-in kind's targets, or a small declared kind's maps
+		w.refs.reserve(2)  // a built-in kind's targets, or a small declared kind's maps
 		w.keys.reserve(64) // their concrete paths ("spec.template.metadata.annotations")
 	}
-	s.edits.sets.reserve(2)
+	s.edits.writes.reserve(2)
 	s.edits.groups.reserve(2)
 	s.edits.spans.reserve(4)
 }
@@ -47,13 +47,13 @@ type objectStorage struct {
 
 // walkStorage is the storage of a walker's records: the maps found and their concrete paths.
 type walkStorage struct {
-	crefs reused[cref]
-	keys  reused[byte]
+	refs reused[targetRef]
+	keys reused[byte]
 }
 
 // editStorage is the storage of a change's edits: the changes, their groups and their spans.
 type editStorage struct {
-	sets   reused[setOp]
+	writes reused[keyWrite]
 	groups reused[group]
 	spans  reused[rawjson.Span]
 }

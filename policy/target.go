@@ -10,28 +10,28 @@ import (
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 )
 
-// maps is what the kind's paths name in one object (request.object or request.oldObject): its targets,
+// objectMaps is what the kind's paths name in one object (request.object or request.oldObject): its targets,
 // the maps that hold the annotation (docs/rules.md "Words": target metadata, and a declared kind's
 // annotation maps), and a declared kind's guard maps (rule 13). A built-in kind's one target comes with
 // the pod labels beside it (labels, whose value is the legacy label) and what rules 14 and 15 read.
-type maps struct {
-	doc            string // the object's JSON text: every cref is an offset into it
-	targets, guard []cref
-	// keys and guardKeys hold the crefs' concrete paths (cref.keyAt).
+type objectMaps struct {
+	doc            string // the object's JSON text: every targetRef is an offset into it
+	targets, guard []targetRef
+	// keys and guardKeys hold the refs' concrete paths (targetRef.keyAt).
 	keys, guardKeys []byte
-	labels          *cref // nil for a declared kind
+	labels          *targetRef // nil for a declared kind
 	identity        podIdentity
 }
 
 // key is a target's concrete path, for a message.
-func (m *maps) key(t *cref) string { return string(t.keyIn(m.keys)) }
+func (m *objectMaps) key(t *targetRef) string { return string(t.keyIn(m.keys)) }
 
 // guardKey is a guard map's concrete path, for a message.
-func (m *maps) guardKey(g *cref) string { return string(g.keyIn(m.guardKeys)) }
+func (m *objectMaps) guardKey(g *targetRef) string { return string(g.keyIn(m.guardKeys)) }
 
 // label is the legacy label's value; absent when it is not set, not read (legacy handling off) or the
 // kind has no labels (a declared kind).
-func (m *maps) label() gjson.Result {
+func (m *objectMaps) label() gjson.Result {
 	if m.labels == nil {
 		return gjson.Result{}
 	}
@@ -41,21 +41,21 @@ func (m *maps) label() gjson.Result {
 // walk walks every path of the kind over an object (named by field in messages) and checks every type on
 // the way, its records in kept (the object's: the maps of request.object and request.oldObject are read
 // side by side). A problem is a bad-input message for a 400.
-func (e *evaluation) walk(object gjson.Result, field string, kept *objectStorage) (maps, string) {
+func (e *evaluation) walk(object gjson.Result, field string, kept *objectStorage) (objectMaps, string) {
 	if !object.IsObject() {
-		return maps{}, field + " is missing or not an object"
+		return objectMaps{}, field + " is missing or not an object"
 	}
 	k := &e.kind
 	root := rawjson.Root(object.Raw)
 	w := walker{doc: object.Raw, index: e.req.index, field: field, kind: k.name, entry: AnnotationKey, most: e.mostTargets(object)}
 	if problem := kept.targets.walk(&w, root, k.targets); problem != "" {
-		return maps{}, problem
+		return objectMaps{}, problem
 	}
 	g := walker{doc: object.Raw, index: e.req.index, field: field, kind: k.name}
 	if problem := kept.guards.walk(&g, root, k.guards); problem != "" {
-		return maps{}, problem
+		return objectMaps{}, problem
 	}
-	m := maps{doc: object.Raw, targets: inDocumentOrder(w.crefs), guard: inDocumentOrder(g.crefs), keys: w.keys, guardKeys: g.keys}
+	m := objectMaps{doc: object.Raw, targets: inDocumentOrder(w.refs), guard: inDocumentOrder(g.refs), keys: w.keys, guardKeys: g.keys}
 	if k.labels == nil {
 		return m, ""
 	}
@@ -82,12 +82,12 @@ const minStampBytes = 50
 
 // readLabels reads what a built-in kind's pod labels hold beside its target (one: a built-in path names
 // one map, and its pod template is required): rule 14's sources and the legacy label.
-func (e *evaluation) readLabels(m *maps, root gjson.Result, field string) string {
+func (e *evaluation) readLabels(m *objectMaps, root gjson.Result, field string) string {
 	l := walker{doc: m.doc, index: e.req.index, field: field, kind: e.kind.name}
 	if problem := l.walk(root, e.kind.labels); problem != "" {
 		return problem
 	}
-	m.labels = &l.crefs[0]
+	m.labels = &l.refs[0]
 	labels := m.labels.m.Result(m.doc)
 	labelsAt, annotationsAt := mapPath{field, e.kind.labels.plain}, mapPath{field, e.kind.targets[0].plain}
 	var problem string
@@ -103,9 +103,9 @@ func (e *evaluation) readLabels(m *maps, root gjson.Result, field string) string
 // walk walks every path of paths over root with w, its records in s, and keeps them there whatever the
 // outcome: the next evaluation's take zeroes every record this one made.
 func (s *walkStorage) walk(w *walker, root gjson.Result, paths []annotationPath) string {
-	w.crefs, w.keys = s.crefs.take(0), s.keys.take(0)
+	w.refs, w.keys = s.refs.take(0), s.keys.take(0)
 	problem := w.walkAll(root, paths)
-	s.crefs.keep(w.crefs)
+	s.refs.keep(w.refs)
 	s.keys.keep(w.keys)
 	return problem
 }

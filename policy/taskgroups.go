@@ -270,7 +270,7 @@ const maxObjectBytes = 3 << 20
 
 // groupsRewrite is one target's task-groups value to be written again with its groups stamped (rule 16).
 type groupsRewrite struct {
-	set    int    // its edit in the change's sets, whose value is written once the size is known
+	write  int    // its edit in the change's sets, whose value is written once the size is known
 	text   string // the value as read
 	x      *rawjson.Index
 	value  string // the user.info value each group gets
@@ -280,7 +280,7 @@ type groupsRewrite struct {
 }
 
 // taskGroupsOf is a target's task-groups value (absent when it has none, or it is not a string).
-func (e *evaluation) taskGroupsOf(m *maps, t *cref) (gjson.Result, string) {
+func (e *evaluation) taskGroupsOf(m *objectMaps, t *targetRef) (gjson.Result, string) {
 	if m.labels != nil {
 		return m.identity.taskGroups, ""
 	}
@@ -301,7 +301,7 @@ func (e *evaluation) taskGroupsOf(m *maps, t *cref) (gjson.Result, string) {
 // groups applies rules 15 and 16 to one target of a CREATE or a workload's or declared kind's UPDATE:
 // carried is its user.info value in the resulting object (nil when it carries none), before its pair in
 // was (nil on CREATE and for a new target).
-func (c *change) groups(m *maps, t *cref, carried *string, was *maps, before *cref) (decision, bool) {
+func (c *change) groups(m *objectMaps, t *targetRef, carried *string, was *objectMaps, before *targetRef) (decision, bool) {
 	e := c.e
 	now, problem := e.taskGroupsOf(m, t)
 	if problem != "" {
@@ -353,7 +353,7 @@ func (c *change) groups(m *maps, t *cref, carried *string, was *maps, before *cr
 		return reject(refusal), true
 	}
 	if rw.groups > 0 {
-		rw.set = c.edits.replace(t, TaskGroupsKey, rawjson.RefOf(now))
+		rw.write = c.edits.replace(t, TaskGroupsKey, rawjson.RefOf(now))
 		c.rewrites = append(c.rewrites, rw)
 	}
 	return decision{}, false
@@ -361,7 +361,7 @@ func (c *change) groups(m *maps, t *cref, carried *string, was *maps, before *cr
 
 // podGroups applies rules 15 and 16 to a Pod's UPDATE: nothing is rewritten, and an untrusted requester's
 // new or changed task groups must each carry exactly the pod's own user.info value.
-func (e *evaluation) podGroups(now, was *maps) string {
+func (e *evaluation) podGroups(now, was *objectMaps) string {
 	value, old := now.identity.taskGroups, was.identity.taskGroups
 	if !value.Exists() || sameEntry(old, value) || e.trusted() {
 		return ""

@@ -84,7 +84,7 @@ func prepare(payload []byte, logger *Logger, storage *Storage) (*evaluation, dec
 	if !ours {
 		return evaluateCustom(r, logger, storage)
 	}
-	if kind.rules == BindingRules {
+	if kind.handling == BindingHandling {
 		return nil, bindingDecision(index, r.object, logger) // needs neither the requester nor the settings
 	}
 	who, problem := readRequester(r)

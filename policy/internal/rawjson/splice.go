@@ -178,8 +178,8 @@ func (e Edit) String() string {
 // AppendTo appends the edited document to out.
 func (e Edit) AppendTo(out []byte) []byte {
 	at := 0
-	for i := -1; i < len(e.More); i++ {
-		s := e.spanAt(i)
+	for k := range e.spanCount() {
+		s := e.span(k)
 		out = append(out, e.Doc[at:s.Start]...)
 		for _, p := range s.Parts {
 			out = p.AppendTo(out)
@@ -199,8 +199,8 @@ func (e Edit) AppendTo(out []byte) []byte {
 // copies when they are views of buf. One move of the document's text, wherever the parts go.
 func (e *Edit) WriteOver(buf []byte, at int) int {
 	b := unsafe.String(unsafe.SliceData(buf), len(buf))
-	for i := -1; i < len(e.More); i++ {
-		parts := e.spanAt(i).Parts // the decision's own: a copy replaces the view for the writing
+	for k := range e.spanCount() {
+		parts := e.span(k).Parts // the decision's own: a copy replaces the view for the writing
 		for j := range parts {
 			if OffsetIn(b, parts[j].Text) >= 0 {
 				parts[j].Text = strings.Clone(parts[j].Text)
@@ -211,52 +211,50 @@ func (e *Edit) WriteOver(buf []byte, at int) int {
 	// offset is the last one's, plus the last piece's length and what its span writes. Computed as the
 	// passes go, not recorded: a RayCluster of 4,000 worker groups has as many pieces, and a record of
 	// them was 48 KB of garbage for every answer (docs/performance.md "Memory in a kept instance").
-	last := len(e.More) + 1
+	last := e.spanCount()
 	base := OffsetIn(b, e.Doc) // where the document's text is in buf (-1: elsewhere, read in any order)
 	o := at
 	for k := 0; k <= last; k++ {
-		p := e.pieceAt(k)
+		p := e.keptAt(k)
 		if base < 0 || o <= base+p.from {
 			copy(buf[o:], e.Doc[p.from:p.to])
 		}
 		if o += p.to - p.from; k < last {
-			o += e.spanAt(k - 1).written()
+			o += e.span(k).written()
 		}
 	}
 	end := o
 	for k := last; k >= 0 && base >= 0; k-- {
-		p := e.pieceAt(k)
+		p := e.keptAt(k)
 		if o -= p.to - p.from; o > base+p.from {
 			copy(buf[o:], e.Doc[p.from:p.to])
 		}
 		if k > 0 {
-			o -= e.spanAt(k - 2).written()
+			o -= e.span(k - 1).written()
 		}
 	}
 	o = at
 	for k := range last {
-		p := e.pieceAt(k)
+		p := e.keptAt(k)
 		o += p.to - p.from
-		for _, part := range e.spanAt(k - 1).Parts {
+		for _, part := range e.span(k).Parts {
 			o += len(part.AppendTo(buf[o:o])) // within buf: the caller checked that the document fits
 		}
 	}
 	return end
 }
 
-// piece is the text doc[from:to] of an edited document between two spans (or before the first, or after
-// the last).
-type piece struct{ from, to int }
+// kept is the text doc[from:to] an edit keeps between two spans (or before the first, or after the last).
+type kept struct{ from, to int }
 
-// pieceAt returns piece k of the edited document: the text before span k (0 is the edit's Span, k its
-// More[k-1]), or, for k = len(e.More)+1, after the last.
-func (e *Edit) pieceAt(k int) piece {
-	p := piece{to: len(e.Doc)}
+// keptAt returns the text kept before span k, or after the last span for k = spanCount().
+func (e *Edit) keptAt(k int) kept {
+	p := kept{to: len(e.Doc)}
 	if k > 0 {
-		p.from = e.spanAt(k - 2).End
+		p.from = e.span(k - 1).End
 	}
-	if k <= len(e.More) {
-		p.to = e.spanAt(k - 1).Start
+	if k < e.spanCount() {
+		p.to = e.span(k).Start
 	}
 	return p
 }
@@ -264,12 +262,15 @@ func (e *Edit) pieceAt(k int) piece {
 // written is the length of the text s writes in place of its own.
 func (s *Span) written() int { return s.delta() + s.End - s.Start }
 
-// spanAt returns the edit's span i, -1 being the first.
-func (e *Edit) spanAt(i int) *Span {
-	if i < 0 {
+// spanCount is the number of the edit's spans: its Span and each of More.
+func (e *Edit) spanCount() int { return len(e.More) + 1 }
+
+// span returns the edit's span k in document order: its Span for 0, then More[k-1].
+func (e *Edit) span(k int) *Span {
+	if k == 0 {
 		return &e.Span
 	}
-	return &e.More[i]
+	return &e.More[k-1]
 }
 
 func skipSpace(s string, i int) int {

@@ -10,17 +10,17 @@ import (
 )
 
 // A declared kind's object may name thousands of maps (a Workflow of 16,000 templates): each is recorded
-// as a cref, a few words of offsets into the walked document, rather than as gjson Results, and the
+// as a targetRef, a few words of offsets into the walked document, rather than as gjson Results, and the
 // Results the rules read are made again from the offsets when they are needed (no copy: views of the
 // document). Deciding such an object then costs memory, and collector work in a fresh instance, in
 // proportion to its targets and no more (docs/rules.md "Custom-resource workloads (rules 11-13)", its Cost paragraph).
 
-// cref is one target of any kind: the map (m) when it exists, with its annotation (value), or the
+// targetRef is one target of any kind: the map (m) when it exists, with its annotation (value), or the
 // deepest object on the path that exists (holder) and the segments below it still missing (rest; rest[0]
 // is old in holder: absent or null).
-type cref struct {
+type targetRef struct {
 	// keyAt and keyLen place the concrete path (spec.templates[3].metadata.annotations) in the walker's
-	// keys. A cref holds no pointer into a large object: TinyGo's collector finds the start of the object
+	// keys. A targetRef holds no pointer into a large object: TinyGo's collector finds the start of the object
 	// an interior pointer points into by stepping back one block at a time, so 16,000 keys that were
 	// pieces of one string cost it 16,000 walks of up to the string's length at every collection.
 	keyAt, keyLen int32
@@ -31,13 +31,13 @@ type cref struct {
 	rest          []segment // a view of the path's segments
 }
 
-// found records a map as a cref, its key in w.keys: m (an object) when it exists; otherwise holder, rest
+// found records a map as a targetRef, its key in w.keys: m (an object) when it exists; otherwise holder, rest
 // and old say what to create.
 func (w *walker) found(p *annotationPath, holder gjson.Result, rest []segment, old, m gjson.Result) string {
-	if w.most > 0 && len(w.crefs)-w.from >= w.most {
+	if w.most > 0 && len(w.refs)-w.from >= w.most {
 		return TooManyTargetsRefusal
 	}
-	ref := cref{keyAt: int32(len(w.keys)), holder: rawjson.RefOf(holder), old: rawjson.RefOf(old), m: rawjson.RefOf(m), value: rawjson.Absent, rest: rest} //nolint:gosec // offsets fit: see rawjson.RefOf
+	ref := targetRef{keyAt: int32(len(w.keys)), holder: rawjson.RefOf(holder), old: rawjson.RefOf(old), m: rawjson.RefOf(m), value: rawjson.Absent, rest: rest} //nolint:gosec // offsets fit: see rawjson.RefOf
 	if p.plain != "" {
 		w.keys = append(w.keys, p.plain...)
 	} else {
@@ -54,18 +54,18 @@ func (w *walker) found(p *annotationPath, holder gjson.Result, rest []segment, o
 		}
 		ref.value = rawjson.RefOf(value)
 	}
-	if len(w.crefs) == cap(w.crefs) { // doubled: append grows a large slice by a quarter, copying it more often
-		w.crefs = slices.Grow(w.crefs, max(1, len(w.crefs))) // a built-in kind's walk finds one map
+	if len(w.refs) == cap(w.refs) { // doubled: append grows a large slice by a quarter, copying it more often
+		w.refs = slices.Grow(w.refs, max(1, len(w.refs))) // a built-in kind's walk finds one map
 	}
-	w.crefs = append(w.crefs, ref)
+	w.refs = append(w.refs, ref)
 	return ""
 }
 
 // keyIn is the target's concrete path in the walker's keys it was recorded in.
-func (r *cref) keyIn(keys []byte) []byte { return keys[r.keyAt : r.keyAt+r.keyLen] }
+func (r *targetRef) keyIn(keys []byte) []byte { return keys[r.keyAt : r.keyAt+r.keyLen] }
 
 // position is where the map is in the document, or where it will be created.
-func (r *cref) position() int32 {
+func (r *targetRef) position() int32 {
 	switch {
 	case r.m.Exists():
 		return r.m.At
@@ -76,7 +76,7 @@ func (r *cref) position() int32 {
 }
 
 // compareRefs orders targets by place: position, then the names still to create.
-func compareRefs(a, b cref) int {
+func compareRefs(a, b targetRef) int {
 	if pa, pb := a.position(), b.position(); pa != pb {
 		return int(pa - pb)
 	}
@@ -87,7 +87,7 @@ func compareRefs(a, b cref) int {
 // place in the object, not by the path that named it, so a map named by several paths (a wildcard path
 // and a path for one role) is one target, handled and stamped once. Each path's targets come in document
 // order already, so the sort has little to do.
-func inDocumentOrder(refs []cref) []cref {
+func inDocumentOrder(refs []targetRef) []targetRef {
 	slices.SortStableFunc(refs, compareRefs)
-	return slices.CompactFunc(refs, func(a, b cref) bool { return compareRefs(a, b) == 0 })
+	return slices.CompactFunc(refs, func(a, b targetRef) bool { return compareRefs(a, b) == 0 })
 }
