@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"bytes"
 	"regexp"
 	"slices"
 	"strconv"
@@ -210,15 +209,16 @@ func (p *Patterns) Len() int { return len(p.sources) }
 
 // ParseSettings decodes a settings object and checks everything but the regexes' syntax and customWorkloads
 // (see CheckSettings). The message names every problem found, each with its key (and list index), joined by "; ".
-func ParseSettings(data []byte) (Settings, string) {
-	s, problems := parseSettings(data)
+// The Settings are views of text.
+func ParseSettings(text string) (Settings, string) {
+	s, problems := parseSettings(text)
 	return s, strings.Join(problems, "; ")
 }
 
-// CheckSettings is ParseSettings plus the compilation of every regex and the parse of every declared kind's
-// paths: what validate_settings answers.
+// CheckSettings is ParseSettings of a validate_settings payload, plus the compilation of every regex and the
+// parse of every declared kind's paths. The Settings are views of data, which must not be written while they are in use.
 func CheckSettings(data []byte) (Settings, string) {
-	s, problems := parseSettings(data)
+	s, problems := parseSettings(rawjson.View(data))
 	_, customProblems := s.CustomWorkloads()
 	problems = append(problems, customProblems...)
 	problem := func(key, msg string) { problems = append(problems, key+": "+msg) }
@@ -228,12 +228,11 @@ func CheckSettings(data []byte) (Settings, string) {
 	return s, strings.Join(problems, "; ")
 }
 
-func parseSettings(data []byte) (Settings, []string) {
+func parseSettings(text string) (Settings, []string) {
 	d := defaultSettings()
-	if trimmed := bytes.TrimSpace(data); len(trimmed) == 0 || string(trimmed) == "{}" {
+	if trimmed := strings.TrimSpace(text); trimmed == "" || trimmed == "{}" {
 		return d.Settings, nil // the common case: nothing to read
 	}
-	text := rawjson.View(data)
 	if !rawjson.Valid(text) {
 		return d.Settings, []string{notSettings("it is not valid JSON")}
 	}

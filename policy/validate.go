@@ -91,7 +91,7 @@ func prepare(payload []byte, logger *Logger, storage *Storage) (*evaluation, dec
 	if problem != "" {
 		return nil, badInput(problem)
 	}
-	settings, problem := ParseSettings(rawjson.Bytes(r.settings.Raw)) // read only
+	settings, problem := ParseSettings(r.settings.Raw)
 	if problem != "" {
 		return nil, badInput("the policy settings are not valid: " + problem)
 	}
@@ -109,7 +109,7 @@ func evaluateCustom(r *request, logger *Logger, storage *Storage) (*evaluation, 
 	if tableKind(r.group, r.kind) != nil || !hasCustomWorkloads(r.settings) {
 		return nil, accept() // an operation of a table kind the policy does not decide on (UPDATE of a Binding)
 	}
-	settings, problem := ParseSettings(rawjson.Bytes(r.settings.Raw)) // read only
+	settings, problem := ParseSettings(r.settings.Raw)
 	if problem != "" {
 		return nil, badInput("the policy settings are not valid: " + problem)
 	}

@@ -9,7 +9,7 @@
 // `allowPrivilegeEscalation: false`, the order and spelling of members), and the host's diff of the answer
 // against the request would then change the object beyond the one member meant.
 //
-// The policy's unsafe code is in this package (wapcguest has its own, for the host's buffers): View and Bytes (strings and byte slices sharing
+// The policy's unsafe code is in this package (wapcguest has its own, for the host's buffers): View (a string sharing a byte slice's
 // memory), and the word-at-a-time loads and stores of the scanners (load64, store64). The invariant every
 // use keeps: a string or gjson.Result is a view of bytes that nobody writes while it is in use. The one
 // writer over such bytes is Edit.WriteOver, which writes the answer over the payload the edit's views read:
