@@ -103,7 +103,7 @@ func parseCustomWorkload(entry gjson.Result, at string) (CustomWorkload, []strin
 		for i, name := range customWorkloadKeys {
 			if key.Str == name {
 				if seen[i] {
-					problem(at, "the key "+strconv.Quote(name)+" occurs more than once: give it once")
+					problem(at, keyTwice(name)+": give it once")
 					return false
 				}
 				seen[i], values[i] = true, value

@@ -105,3 +105,20 @@ func InvalidValueRefusal(where, problem string) string {
 	return "the " + AnnotationKey + " annotation in " + where + " is not valid: " + problem +
 		`; a valid value looks like {"user":"alice","groups":["devops","system:authenticated"]}`
 }
+
+// occursTwice is the one wording for a key or member given more than once; what names it.
+func occursTwice(what string) string { return what + " occurs more than once" }
+
+// keyTwice is occursTwice for a key named on its own: `the key "user" occurs more than once`.
+func keyTwice(key string) string { return occursTwice("the key " + strconv.Quote(key)) }
+
+// duplicateMember is the bad-input message for a member the decision reads that occurs twice
+// (docs/rules.md "Bad input"), name being its path ("request.kind.kind").
+func duplicateMember(name string) string {
+	return occursTwice(name) + ": JSON readers disagree on which copy counts, so the policy trusts neither"
+}
+
+// duplicateKey is the bad-input message for key given twice in the map at path.
+func duplicateKey(path, key string) string {
+	return path + " has the key " + strconv.Quote(key) + " more than once"
+}

@@ -175,11 +175,6 @@ func (r *request) readTwo(obj gjson.Result, path, a, b string) (gjson.Result, gj
 	return va, vb
 }
 
-// duplicateMember is the bad-input message for a member that occurs twice.
-func duplicateMember(name string) string {
-	return name + " occurs more than once: JSON readers disagree on which copy counts, so the policy trusts neither"
-}
-
 // requester is the authenticated user of the request.
 type requester struct {
 	username string

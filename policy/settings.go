@@ -255,7 +255,7 @@ func parseSettings(text string) (Settings, []string) {
 			problem = unknownKey(key.Str)
 		case values[i].Exists():
 			// JSON readers disagree on which copy counts.
-			problem = "the key " + strconv.Quote(key.Str) + " occurs more than once: give each setting once"
+			problem = keyTwice(key.Str) + ": give each setting once"
 		default:
 			values[i] = value
 		}

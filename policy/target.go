@@ -110,10 +110,6 @@ func (s *walkStorage) walk(w *walker, root gjson.Result, paths []annotationPath)
 	return problem
 }
 
-func duplicateKey(path, key string) string {
-	return path + " has the key " + strconv.Quote(key) + " more than once"
-}
-
 // mapPath names a map in messages: the object (request.object) and the map's path in it, joined only
 // when a message is written, not for every request.
 type mapPath struct{ field, path string }

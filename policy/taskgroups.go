@@ -201,7 +201,7 @@ func (r *groupsReader) unique(obj gjson.Result) bool {
 		seen := make(map[string]struct{}, len(r.keys))
 		for _, k := range r.keys {
 			if _, dup := seen[k]; dup {
-				r.tg.notPlain = "an object has the member " + quote(k) + " more than once"
+				r.tg.notPlain = keyTwice(k) + " in an object"
 				return false
 			}
 			seen[k] = struct{}{}
@@ -211,7 +211,7 @@ func (r *groupsReader) unique(obj gjson.Result) bool {
 	for i, k := range r.keys {
 		for _, other := range r.keys[:i] {
 			if k == other {
-				r.tg.notPlain = "an object has the member " + quote(k) + " more than once"
+				r.tg.notPlain = keyTwice(k) + " in an object"
 				return false
 			}
 		}
