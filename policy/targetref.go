@@ -9,20 +9,12 @@ import (
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 )
 
-// A declared kind's object may name thousands of maps (a Workflow of 16,000 templates): each is recorded
-// as a targetRef, a few words of offsets into the walked document, rather than as gjson Results, and the
-// Results the rules read are made again from the offsets when they are needed (no copy: views of the
-// document). Deciding such an object then costs memory, and collector work in a fresh instance, in
-// proportion to its targets and no more (docs/rules.md "Custom-resource workloads (rules 11-13)", its Cost paragraph).
-
-// targetRef is one target of any kind: the map (m) when it exists, with its annotation (value), or the
-// deepest object on the path that exists (holder) and the segments below it still missing (rest; rest[0]
-// is old in holder: absent or null).
+// targetRef is one target map found by the walk, kept as offsets into the walked document: the map (m)
+// and its annotation (value) when it exists; otherwise the deepest object on the path (holder), the
+// segments still missing (rest) and rest[0]'s value in holder (old: absent or null).
+// See docs/runtime.md "Memory and TinyGo's collector".
 type targetRef struct {
-	// keyAt and keyLen place the concrete path (spec.templates[3].metadata.annotations) in the walker's
-	// keys. A targetRef holds no pointer into a large object: TinyGo's collector finds the start of the object
-	// an interior pointer points into by stepping back one block at a time, so 16,000 keys that were
-	// pieces of one string cost it 16,000 walks of up to the string's length at every collection.
+	// keyAt and keyLen place the concrete path (spec.templates[3].metadata.annotations) in the walker's keys.
 	keyAt, keyLen int32
 	holder        rawjson.Ref
 	old           rawjson.Ref
@@ -83,10 +75,8 @@ func compareRefs(a, b targetRef) int {
 	return slices.CompareFunc(a.rest, b.rest, func(x, y segment) int { return strings.Compare(x.name, y.name) })
 }
 
-// inDocumentOrder sorts targets by place and drops the second naming of a map: a map is identified by its
-// place in the object, not by the path that named it, so a map named by several paths (a wildcard path
-// and a path for one role) is one target, handled and stamped once. Each path's targets come in document
-// order already, so the sort has little to do.
+// inDocumentOrder sorts targets by place and drops a map's second naming: a map named by several paths (a
+// wildcard and one role's own path) is one target, stamped once.
 func inDocumentOrder(refs []targetRef) []targetRef {
 	slices.SortStableFunc(refs, compareRefs)
 	return slices.CompactFunc(refs, func(a, b targetRef) bool { return compareRefs(a, b) == 0 })
