@@ -126,7 +126,7 @@ corpus: policy.wasm $(KWHOST) ## re-record test/corpus/calls.jsonl.gz from the e
 	rm -f $(BUILD)/calls.jsonl
 	KWHOST_RECORD_CALLS=$(abspath $(BUILD))/calls.jsonl KWCTL=$(KWHOST) POLICY=$(abspath policy.wasm) bats e2e.bats e2e-attacks.bats
 	KWHOST_RECORD_CALLS=$(abspath $(BUILD))/calls.jsonl $(KWHOST) tour policy.wasm testdata/tour.json >/dev/null
-	KWHOST_RECORD_CALLS=$(abspath $(BUILD))/calls.jsonl go test -count=1 ./internal/malformed
+	KWHOST_RECORD_CALLS=$(abspath $(BUILD))/calls.jsonl go test -count=1 ./test/malformed
 	POLICY=$(abspath policy.wasm) go test -count=1 -v -run TestCorpus ./test/corpus -args -pack $(abspath $(BUILD))/calls.jsonl
 
 # The floors (bench/floor, bench/mutfloor) and the typed module go through every build step policy.wasm
@@ -149,9 +149,9 @@ $(YUNIKORN_NATIVE): bench/yunikorn/main.go bench/yunikorn/go.mod bench/yunikorn/
 	cd bench/yunikorn && go build -o $@ .
 
 .PHONY: bench
-bench: policy.wasm build/floor.wasm build/mutfloor.wasm build/typed.wasm $(YUNIKORN_NATIVE) ## benchmark policy.wasm (fresh instance per evaluation) against the floors and YuniKorn's own handler, and policy/ natively
+bench: policy.wasm build/floor.wasm build/mutfloor.wasm build/typed.wasm $(YUNIKORN_NATIVE) ## benchmark policy.wasm (fresh instance per evaluation) against the floors and YuniKorn's own handler, and the Go benchmarks of policy/ and policy/internal/rawjson natively
 	go run ./bench/wazero -policy policy.wasm -floor build/floor.wasm -mutfloor build/mutfloor.wasm -typed build/typed.wasm -native $(YUNIKORN_NATIVE) -n $(BENCH_N)
-	go test -run '^$$' -bench . -benchmem ./policy
+	go test -run '^$$' -bench . -benchmem ./policy/...
 
 BENCH_N ?= 2000
 
@@ -169,11 +169,12 @@ bench-policy-server: policy.wasm build/floor.wasm build/mutfloor.wasm ## the pol
 	@test -x "$(POLICY_SERVER)" || { echo "set POLICY_SERVER to Kubewarden's policy-server binary (hack/build-kubewarden.sh builds it)" >&2; exit 2; }
 	go run ./bench/policyserver -policy-server $(POLICY_SERVER) -kwctl $(KWCTL) -flags '$(POLICY_SERVER_FLAGS)' -svg docs/policy-server-latency.svg
 
-# policy/'s Go benchmarks built by TinyGo and run in the guest on wazero: what each piece costs where the
-# policy runs (make bench times whole evaluations; natively they are 3-4x faster and allocate differently).
-# The test binary's data needs more initial memory than the policy's (wasm-ld refuses 384 KiB).
+# The Go benchmarks of policy/ and policy/internal/rawjson built by TinyGo and run in the guest on wazero:
+# what each piece costs where the policy runs (make bench times whole evaluations; natively they are 3-4x
+# faster and allocate differently). The test binaries' data needs more initial memory than the policy's
+# (wasm-ld refuses 384 KiB).
 .PHONY: bench-guest
-bench-guest: $(TOOLS)/tinygo.path ## policy/'s Go benchmarks inside the wasm guest (TinyGo, wazero); BENCH=regexp selects
+bench-guest: $(TOOLS)/tinygo.path ## the Go benchmarks of policy/ and policy/internal/rawjson inside the wasm guest (TinyGo, wazero); BENCH=regexp selects
 	TINYGO_FLAGS='$(subst --initial-memory=393216,--initial-memory=1048576,$(filter-out -scheduler=none,$(TINYGO_FLAGS)))' hack/bench-guest.sh $$(cat $(TOOLS)/tinygo.path) '$(BENCH)' $(BENCHTIME)
 
 BENCH ?= .
@@ -190,8 +191,8 @@ KEPT_N ?= 10000
 
 .PHONY: annotated-policy.wasm
 annotated-policy.wasm: policy.wasm ## annotate policy.wasm with metadata.yml for release (needs kwctl)
-	@command -v kwctl >/dev/null 2>&1 || { echo "kwctl is not installed: get it from https://github.com/kubewarden/adm-controller/releases (kwctl is built in the kubewarden-controller repository, crates/kwctl), then run: kwctl annotate -m metadata.yml -u README.md -o annotated-policy.wasm policy.wasm" >&2; exit 1; }
-	kwctl annotate -m metadata.yml -u README.md -o $@ policy.wasm
+	@case "$(KWCTL)" in *kwhost) echo "kwctl is not installed: get it from https://github.com/kubewarden/adm-controller/releases (or build it: hack/build-kubewarden.sh), put it on PATH or pass KWCTL=, then run: kwctl annotate -m metadata.yml -u README.md -o annotated-policy.wasm policy.wasm" >&2; exit 1;; esac
+	$(KWCTL) annotate -m metadata.yml -u README.md -o $@ policy.wasm
 
 FUZZ_TARGETS := FuzzValidate FuzzSettings FuzzCheckSuppliedValue FuzzStamp FuzzEditWriteOver FuzzValidJSON FuzzJSONIndex FuzzPath FuzzCustomKind FuzzCustomKindUpdate FuzzLeaves FuzzTaskGroups FuzzRule14b
 FUZZTIME ?= 60s

@@ -539,7 +539,7 @@ settings_error() {
 }
 
 # ------------------------------------------------------------------------------ custom resources (rules 11-13)
-# Settings are the examples' own (testdata/settings/<example>.json; internal/shipcheck checks that they
+# Settings are the examples' own (testdata/settings/<example>.json; test/shipcheck checks that they
 # are examples/<example>.yaml's spec.settings, but for YuniKorn's scheduler, whose requests are not here).
 
 S=testdata/settings

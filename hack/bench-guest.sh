@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Runs policy/'s Go benchmarks inside the WebAssembly guest (TinyGo, wasi, the policy's build flags, on
-# wazero), to see what each piece costs where the policy really runs: make bench times whole evaluations,
-# `go test -bench` times them natively, where they are 3-4x faster and allocate differently.
+# Runs the Go benchmarks of policy/ and policy/internal/rawjson inside the WebAssembly guest (TinyGo, wasi,
+# the policy's build flags, on wazero), to see what each piece costs where the policy really runs: make
+# bench times whole evaluations, `go test -bench` times them natively, where they are 3-4x faster and
+# allocate differently.
 #
-# The benchmarks are built from a copy of the package, in a module of its own under a temporary directory:
-# the package's tests use go-cmp, whose initialisation TinyGo cannot run, so only the non-test files,
-# bench_test.go and the two helpers it needs are copied; TinyGo's testing has no b.Loop, so the timed loop
-# is rewritten as `for range b.N` after b.ResetTimer.
+# The benchmarks are built from a copy of the packages, in a module of its own under a temporary directory:
+# the packages' tests use go-cmp, whose initialisation TinyGo cannot run, so only the non-test files, each
+# package's bench_test.go and the two helpers policy's needs are copied; TinyGo's testing has no b.Loop, so
+# the timed loop is rewritten as `for range b.N` after b.ResetTimer. Each package's benchmarks run as a test
+# binary of their own, policy's first; BENCH_REGEXP selects in both.
 #
 # Usage: TINYGO_FLAGS="..." hack/bench-guest.sh TINYGO [BENCH_REGEXP] [BENCHTIME]
 # (make bench-guest passes the Makefile's TINYGO_FLAGS without -scheduler=none: the testing package starts
@@ -45,11 +47,23 @@ fi
 	mkdir -p "$work/$(dirname "$f")"
 	cp "$root/$f" "$work/$f"
 done
+# rawjson's benchmarks stand alone (their file uses no helper of the package's other tests).
+rawjson=policy/internal/rawjson
+sed -e 's/for b.Loop() {/b.ResetTimer()\n\tfor range b.N {/' \
+	-e 's|filepath.Join("..", "..", "..", "testdata"|filepath.Join("/testdata"|' \
+	"$root/$rawjson/bench_test.go" >"$work/$rawjson/bench_test.go"
+if ! grep -q 'for range b.N' "$work/$rawjson/bench_test.go" || grep -q 'b\.Loop()\|"\.\."' "$work/$rawjson/bench_test.go"; then
+	echo "bench-guest: $rawjson/bench_test.go changed shape; update this script" >&2
+	exit 1
+fi
 cp "$root/go.mod" "$root/go.sum" "$work/"
 
-# shellcheck disable=SC2086 # the flags are words
-(cd "$work" && "$tinygo" test -c -o "$work/bench.wasm" $flags ./policy)
 wazero=$root/build/wazero
 [ -x "$wazero" ] || (cd "$root" && go build -o "$wazero" github.com/tetratelabs/wazero/cmd/wazero)
-"$wazero" run -mount="$root/testdata:/testdata:ro" "$work/bench.wasm" \
-	-test.run '^$' -test.bench "$bench" -test.benchtime "$benchtime" -test.benchmem
+for pkg in policy "$rawjson"; do
+	echo "== $pkg"
+	# shellcheck disable=SC2086 # the flags are words
+	(cd "$work" && "$tinygo" test -c -o "$work/bench.wasm" $flags "./$pkg")
+	"$wazero" run -mount="$root/testdata:/testdata:ro" "$work/bench.wasm" \
+		-test.run '^$' -test.bench "$bench" -test.benchtime "$benchtime" -test.benchmem
+done

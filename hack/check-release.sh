@@ -6,7 +6,7 @@
 #   - artifacthub-pkg.yml (the reviewed copy of the Artifact Hub fields kwctl derives) has that version and image;
 #   - CHANGELOG.md has a section for the version (the release notes), and it is not empty.
 # Run from the repository root. The release workflow runs it before building anything;
-# internal/shipcheck runs it on the repository as it is, and on copies with one file drifted.
+# test/shipcheck runs it on the repository as it is, and on copies with one file drifted.
 set -euo pipefail
 tag="${1:?usage: check-release.sh TAG OCI_TARGET}"
 target="${2:?usage: check-release.sh TAG OCI_TARGET}"

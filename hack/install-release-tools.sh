@@ -11,7 +11,7 @@
 # needs its checksum copied by hand from the project's release (its checksums file).
 #
 # make release-rehearsal builds cosign and syft at the same versions from the Go module proxy instead
-# (test/release/release.mk); internal/shipcheck keeps the two in step.
+# (test/release/release.mk); test/shipcheck keeps the two in step.
 set -euo pipefail
 DIR=${1:?usage: install-release-tools.sh DIR}
 

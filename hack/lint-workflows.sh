@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # lint-workflows.sh [DIR]: actionlint on DIR/.github/workflows (DIR defaults to the current directory).
 # actionlint also runs shellcheck on every `run:` script when shellcheck is on PATH.
-# The Makefile passes ACTIONLINT (the pinned binary it installed); internal/shipcheck runs this script
+# The Makefile passes ACTIONLINT (the pinned binary it installed); test/shipcheck runs this script
 # on a broken copy of the workflows to prove that `make lint` fails on it.
 set -euo pipefail
 dir="${1:-.}"

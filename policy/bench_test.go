@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 )
 
@@ -115,25 +113,6 @@ func BenchmarkValidate_Groups1000(b *testing.B) {
 	benchmarkPayload(b, []byte(mustJSON(b, req)))
 }
 
-// BenchmarkIndexJSON_Pod100K times the validating pass alone on the Pod of BenchmarkValidate_Pod100K.
-func BenchmarkIndexJSON_Pod100K(b *testing.B) {
-	req := benchRequest(b)
-	container := path(req, "request", "object", "spec", "containers").([]any)[0].(map[string]any)
-	env := container["env"].([]any)
-	for i := range 1700 {
-		env = append(env, map[string]any{"name": "SETTING_" + strconv.Itoa(i), "value": "some-configuration-value"})
-	}
-	container["env"] = env
-	payload := mustJSON(b, req)
-	b.SetBytes(int64(len(payload)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if rawjson.Parse(payload) == nil {
-			b.Fatal("not valid")
-		}
-	}
-}
-
 // Workflows of many templates (the Cost rule: deciding a custom resource is linear in its bytes and its
 // targets): each beside a Pod of the same bytes, to compare.
 func workflowPayload(templates int, template, operation, username string, lastApplied bool) []byte {
@@ -204,7 +183,8 @@ func BenchmarkCost_PodOf48KB(b *testing.B)   { benchmarkPayload(b, podPayload(48
 func BenchmarkCost_PodOf1500KB(b *testing.B) { benchmarkPayload(b, podPayload(1500<<10)) }
 
 // phaseEvaluation is the evaluation of a Workflow of 16,000 empty templates, read and ready to decide: the
-// phase benchmarks time its walk and its decision apart (make bench-guest BENCH=Phase shows them in the guest).
+// phase benchmarks time its walk and its decision apart, and policy/internal/rawjson's BenchmarkPhase_Index
+// and BenchmarkPhase_ForEach its read (make bench-guest BENCH=Phase_ shows the four in the guest).
 func phaseEvaluation() *evaluation {
 	payload := workflowPayload(16000, `{}`, "CREATE", "bob", false)
 	text := string(payload)
@@ -231,48 +211,6 @@ func BenchmarkPhase_Decide(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		e.create()
-	}
-}
-
-func BenchmarkPhase_Index(b *testing.B) {
-	text := string(workflowPayload(16000, `{}`, "CREATE", "bob", false))
-	b.ReportAllocs()
-	for b.Loop() {
-		rawjson.Parse(text)
-	}
-}
-
-// phaseTemplates is the index of the phase benchmarks' Workflow and its 16,000 templates.
-func phaseTemplates() (*rawjson.Index, gjson.Result) {
-	e := phaseEvaluation()
-	x := e.req.index
-	v, _ := x.Child(rawjson.Root(e.req.object.Raw), "spec")
-	tmpls, _ := x.Child(v, "templates")
-	return x, tmpls
-}
-
-// BenchmarkPhase_ForEach steps over every template of the phase's Workflow, and reads each one's metadata.
-func BenchmarkPhase_ForEach(b *testing.B) {
-	x, tmpls := phaseTemplates()
-	for _, read := range []struct {
-		name string
-		elem func(gjson.Result) bool
-	}{
-		{"step", func(gjson.Result) bool { return true }},
-		{"child", func(elem gjson.Result) bool { m, _ := x.Child(elem, "metadata"); return m.Exists() }},
-	} {
-		b.Run(read.name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				n := 0
-				x.ForEach(tmpls, func(_, elem gjson.Result) bool {
-					if read.elem(elem) {
-						n++
-					}
-					return true
-				})
-			}
-		})
 	}
 }
 

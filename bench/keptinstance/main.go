@@ -31,7 +31,7 @@ import (
 	"time"
 
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/bench/wasmbench"
-	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/wapchost"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/host/wapchost"
 )
 
 // sizes are the payload sizes every fixture is padded to.

@@ -95,52 +95,68 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	// figures[module][scenario/c] holds one p50 per run; startup and rss one figure per run.
-	figures := map[string]map[string][]time.Duration{}
-	startup := map[string][]time.Duration{}
-	rss := map[string][]int{}
-	for _, m := range modules {
-		figures[m.name] = map[string][]time.Duration{}
-	}
+	m := newMeasures(modules)
 	for r := range o.runs {
-		servers := make([]*server, len(modules))
-		for i, m := range modules {
-			s, err := start(o, dir, m, o.port+2*i, argo)
-			if err != nil {
-				stopAll(servers)
-				return err
-			}
-			servers[i] = s
-			startup[m.name] = append(startup[m.name], s.startup)
+		if err := measureRun(o, dir, r, modules, scenarios, argo, m); err != nil {
+			return err
 		}
-		for _, sc := range scenarios {
-			for _, c := range clients {
-				// Alternating rounds: each module in turn, five times, for n requests each.
-				lat := map[string][]time.Duration{}
-				for range 5 {
-					for i, s := range servers {
-						d, err := s.send(sc, c, max(o.n/5, c))
-						if err != nil {
-							stopAll(servers)
-							return fmt.Errorf("run %d, %s, %s, c=%d: %w", r+1, modules[i].name, sc.name, c, err)
-						}
-						lat[modules[i].name] = append(lat[modules[i].name], d...)
-					}
-				}
-				for name, d := range lat {
-					key := sc.name + "/" + strconv.Itoa(c)
-					figures[name][key] = append(figures[name][key], p50(d))
-				}
-			}
-		}
-		for i, s := range servers {
-			rss[modules[i].name] = append(rss[modules[i].name], s.peakRSS())
-		}
-		stopAll(servers)
 	}
-	report(os.Stdout, o, modules, scenarios, figures, startup, rss)
+	report(os.Stdout, o, modules, scenarios, m)
 	if o.svg != "" {
-		return os.WriteFile(o.svg, plot(modules, scenarios, figures), 0o644)
+		return os.WriteFile(o.svg, plot(modules, scenarios, m.figures), 0o644) //nolint:gosec // a figure of the docs, read by all
+	}
+	return nil
+}
+
+// measures holds, per module, one p50 per run for each scenario and client count (figures[module][scenario/c]),
+// and one start-up and peak RSS per run.
+type measures struct {
+	figures map[string]map[string][]time.Duration
+	startup map[string][]time.Duration
+	rss     map[string][]int
+}
+
+func newMeasures(modules []module) *measures {
+	m := &measures{figures: map[string]map[string][]time.Duration{}, startup: map[string][]time.Duration{}, rss: map[string][]int{}}
+	for _, mod := range modules {
+		m.figures[mod.name] = map[string][]time.Duration{}
+	}
+	return m
+}
+
+// measureRun starts a server per module and sends every scenario to each in alternating rounds.
+func measureRun(o options, dir string, r int, modules []module, scenarios []scenario, argo []byte, m *measures) error {
+	servers := make([]*server, len(modules))
+	defer stopAll(servers)
+	for i, mod := range modules {
+		s, err := start(o, dir, mod, o.port+2*i, argo)
+		if err != nil {
+			return err
+		}
+		servers[i] = s
+		m.startup[mod.name] = append(m.startup[mod.name], s.startup)
+	}
+	for _, sc := range scenarios {
+		for _, c := range clients {
+			// Alternating rounds: each module in turn, five times.
+			lat := map[string][]time.Duration{}
+			for range 5 {
+				for i, s := range servers {
+					d, err := s.send(sc, c, max(o.n/5, c))
+					if err != nil {
+						return fmt.Errorf("run %d, %s, %s, c=%d: %w", r+1, modules[i].name, sc.name, c, err)
+					}
+					lat[modules[i].name] = append(lat[modules[i].name], d...)
+				}
+			}
+			for name, d := range lat {
+				key := sc.name + "/" + strconv.Itoa(c)
+				m.figures[name][key] = append(m.figures[name][key], p50(d))
+			}
+		}
+	}
+	for i, s := range servers {
+		m.rss[modules[i].name] = append(m.rss[modules[i].name], s.peakRSS())
 	}
 	return nil
 }
@@ -149,7 +165,7 @@ func run(o options) error {
 // metadata of their own.
 func annotate(o options, dir string) ([]module, error) {
 	floorMeta := filepath.Join(dir, "floor-metadata.yml")
-	if err := os.WriteFile(floorMeta, []byte(floorMetadata), 0o644); err != nil {
+	if err := os.WriteFile(floorMeta, []byte(floorMetadata), 0o600); err != nil {
 		return nil, err
 	}
 	var out []module
@@ -157,7 +173,7 @@ func annotate(o options, dir string) ([]module, error) {
 		{"policy", o.policy, o.metadata}, {"do-nothing", o.floor, floorMeta}, {"mutating floor", o.mutFloor, floorMeta},
 	} {
 		dst := filepath.Join(dir, strings.ReplaceAll(m.name, " ", "-")+".wasm")
-		cmd := exec.Command(o.kwctl, "annotate", "-m", m.metadata, "-o", dst, m.path)
+		cmd := exec.Command(o.kwctl, "annotate", "-m", m.metadata, "-o", dst, m.path) //nolint:gosec // the kwctl the benchmark was given (-kwctl)
 		if text, err := cmd.CombinedOutput(); err != nil {
 			return nil, fmt.Errorf("kwctl annotate %s: %w: %s", m.path, err, text)
 		} else if len(bytes.TrimSpace(text)) > 0 {
@@ -231,14 +247,14 @@ func start(o options, dir string, m module, port int, argo []byte) (*server, err
 		return nil, err
 	}
 	file := filepath.Join(dir, fmt.Sprintf("policies-%d.yml", port))
-	if err := os.WriteFile(file, policies, 0o644); err != nil {
+	if err := os.WriteFile(file, policies, 0o600); err != nil {
 		return nil, err
 	}
 	args := []string{"--policies", file, "--addr", "127.0.0.1", "--port", strconv.Itoa(port),
 		"--readiness-probe-port", strconv.Itoa(port + 1), "--policies-download-dir", dir,
 		"--sigstore-cache-dir", filepath.Join(dir, "sigstore"), "--ignore-kubernetes-connection-failure", "--log-level", "error"}
 	args = append(args, strings.Fields(o.flags)...)
-	cmd := exec.Command(o.policyServer, args...)
+	cmd := exec.Command(o.policyServer, args...) //nolint:gosec // the policy-server the benchmark was given (-policy-server)
 	var log bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
 	began := time.Now()
@@ -254,8 +270,8 @@ func start(o options, dir string, m module, port int, argo []byte) (*server, err
 			return nil, fmt.Errorf("policy-server with %s exited: %s", m.name, log.String())
 		default:
 		}
-		if resp, err := http.Get(ready); err == nil {
-			resp.Body.Close()
+		if resp, err := http.Get(ready); err == nil { //nolint:gosec // its own loopback readiness URL
+			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				return &server{cmd: cmd, url: fmt.Sprintf("http://127.0.0.1:%d/validate/", port), startup: time.Since(began),
 					client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 16}}}, nil
@@ -353,8 +369,8 @@ func median[T int | time.Duration](v []T) T {
 	return s[len(s)/2]
 }
 
-func report(w io.Writer, o options, modules []module, scenarios []scenario, figures map[string]map[string][]time.Duration,
-	startup map[string][]time.Duration, rss map[string][]int) {
+func report(w io.Writer, o options, modules []module, scenarios []scenario, m *measures) {
+	figures, startup, rss := m.figures, m.startup, m.rss
 	fmt.Fprintf(w, "policy-server over HTTP on loopback, p50 per request, median of %d runs (%d requests per scenario, module and run, in alternating rounds)\n\n", o.runs, max(o.n/5, 1)*5)
 	fmt.Fprintln(w, "| request | bytes | clients | policy | do-nothing | mutating floor | x do-nothing | x floor |")
 	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")

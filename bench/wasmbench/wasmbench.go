@@ -466,7 +466,8 @@ func evaluate(ctx context.Context, t target) (startup, call, closing time.Durati
 		_ = inst.Close(ctx)
 		return 0, 0, 0, 0, fmt.Errorf("%s/%s: %w", t.m.name, t.sc.name, err)
 	}
-	if !bytes.HasPrefix(out, []byte(`{"accepted":true`)) && !(t.sc.refused && bytes.HasPrefix(out, []byte(`{"accepted":false`))) {
+	refusedAsExpected := t.sc.refused && bytes.HasPrefix(out, []byte(`{"accepted":false`))
+	if !bytes.HasPrefix(out, []byte(`{"accepted":true`)) && !refusedAsExpected {
 		_ = inst.Close(ctx)
 		return 0, 0, 0, 0, fmt.Errorf("%s/%s: unexpected answer %.200s", t.m.name, t.sc.name, out)
 	}

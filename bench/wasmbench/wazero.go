@@ -4,10 +4,10 @@ import (
 	"context"
 	"io"
 
-	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/wapchost"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/host/wapchost"
 )
 
-// Wazero is the project's own host (internal/wapchost) as a benchmark engine.
+// Wazero is the project's own host (internal/host/wapchost) as a benchmark engine.
 type Wazero struct {
 	// Interruptible compiles the modules as `kwhost serve` does for its --policy-timeout (wazero's
 	// close-on-context-done: a check at every function entry and loop), to measure what that costs.

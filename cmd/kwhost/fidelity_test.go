@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/kwctl"
-	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/wapchost/guesttest"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/host/kwctl"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/host/wapchost/guesttest"
 )
 
 // The host answers each failure the way policy-server 1.31 does (README "Development": the local host).
@@ -91,7 +91,7 @@ func TestFidelity_TheAnswerIsReadAsPolicyServerReadsIt(t *testing.T) {
 }
 
 func TestFidelity_StartUpFailureExitsNonZero(t *testing.T) {
-	wasm := guesttest.Guest(t, "internal/wapchost/testdata/exit", "-ldflags=-X main.code=3")
+	wasm := guesttest.Guest(t, "internal/host/wapchost/testdata/exit", "-ldflags=-X main.code=3")
 	module := filepath.Join(t.TempDir(), "exit.wasm")
 	if err := os.WriteFile(module, wasm, 0o600); err != nil {
 		t.Fatal(err)

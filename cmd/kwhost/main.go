@@ -8,7 +8,7 @@
 //	kwhost front --upstream http://127.0.0.1:PORT --cert-file F --key-file F [--listen ADDR] [--record FILE]
 //
 // serve answers AdmissionReviews over HTTPS for a real API server, for the cluster suite under
-// test/cluster (see package internal/webhook); it is a test host too, not a production server.
+// test/cluster (see package internal/host/webhook); it is a test host too, not a production server.
 //
 // run prints one line of AdmissionResponse JSON on stdout and the policy's logs on stderr. Exit
 // codes: 0 when the policy answered (allowed or rejected), 1 when it refused its settings, 2 for a
@@ -29,9 +29,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/kwctl"
-	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/wapchost"
-	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/webhook"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/host/kwctl"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/host/wapchost"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/host/webhook"
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/test/corpus"
 )
 

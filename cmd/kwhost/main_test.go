@@ -10,12 +10,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/kwctl"
-	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/wapchost/guesttest"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/host/kwctl"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/host/wapchost/guesttest"
 )
 
 const (
-	deployment = "../../internal/kwctl/testdata/deployment-create.json"
+	deployment = "../../internal/host/kwctl/testdata/deployment-create.json"
 	deployUID  = `"uid":"b1e0c2d4-0000-4000-8000-000000000001"`
 )
 
@@ -62,10 +62,10 @@ func TestParseFlags_Refusals(t *testing.T) {
 	}
 }
 
-// scripted writes the scripted test guest (see internal/kwctl/testdata/scripted) to a file.
+// scripted writes the scripted test guest (see internal/host/kwctl/testdata/scripted) to a file.
 func scripted(t *testing.T) string {
 	t.Helper()
-	return guestFile(t, "internal/kwctl/testdata/scripted")
+	return guestFile(t, "internal/host/kwctl/testdata/scripted")
 }
 
 // guestFile builds the test guest in dir (guesttest caches the build) and returns the module's path.
@@ -185,7 +185,7 @@ func TestDemo_PrintsReadableBlocks(t *testing.T) {
 		`"replicas": 0,`, ``).Replace(obj)
 	settings := `{"response":{"accepted":true,"warnings":["stamped"],"mutated_object":` + mutated + `}}`
 
-	got := runKwhost("", "demo", "--settings-json", settings, policy, deployment, "../../internal/kwctl/testdata/pod-delete.json", "missing.json")
+	got := runKwhost("", "demo", "--settings-json", settings, policy, deployment, "../../internal/host/kwctl/testdata/pod-delete.json", "missing.json")
 	want := result{2, `deployment-create.json
   request   CREATE Deployment by alice
   decision  ALLOWED

@@ -18,9 +18,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/kwctl"
-	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/wapchost"
-	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/webhook"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/host/kwctl"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/host/wapchost"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/host/webhook"
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/test/corpus"
 )
 

@@ -20,11 +20,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/kwctl"
-	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/wapchost"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/host/kwctl"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/host/wapchost"
 )
 
-// The webhook's behaviour is tested in internal/webhook; these check the command around it.
+// The webhook's behaviour is tested in internal/host/webhook; these check the command around it.
 
 func TestServe_RefusesInvalidSettingsAtStartUpLikePolicyServer(t *testing.T) {
 	got := runKwhost("", "serve", "--policy", annotated(t, scripted(t)), "--settings-json", `{"invalid":"queue is required"}`,

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/wapchost/guesttest"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/host/wapchost/guesttest"
 )
 
 // make demo's tour: every scenario of testdata/tour.json gives the outcome it says it shows, and every

@@ -1,4 +1,4 @@
-// Command preinit pre-initialises a WASI command module (internal/preinit): it runs `_start` once and
+// Command preinit pre-initialises a WASI command module (internal/build/preinit): it runs `_start` once and
 // writes a module that starts where that run ended. `make policy.wasm` ships the policy this way.
 //
 //	preinit -o policy.wasm build/policy.tinygo.wasm
@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/preinit"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/build/preinit"
 )
 
 func main() {

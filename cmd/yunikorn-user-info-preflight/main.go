@@ -24,9 +24,9 @@ import (
 	"os"
 	"slices"
 
-	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/kwctl"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/host/kwctl"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/host/wapchost"
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/preflight"
-	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/wapchost"
 )
 
 // version is the release's, stamped by the release build (-ldflags "-X main.version=...").

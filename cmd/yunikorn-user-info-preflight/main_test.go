@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/kwctl"
-	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/wapchost/guesttest"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/host/kwctl"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/host/wapchost/guesttest"
 )
 
 // The objects the cluster suite's adoption scenario recorded (see internal/preflight).

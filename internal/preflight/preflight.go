@@ -3,7 +3,7 @@
 // each object it builds the AdmissionRequests the API server will send once the policy is live (the
 // pods a workload's controller creates from its template, the ReplicaSet or Job a Deployment or
 // CronJob controller creates first, the owner's next update of the template) and runs the real policy
-// module on them through the same path as `kwhost run` (internal/kwctl).
+// module on them through the same path as `kwhost run` (internal/host/kwctl).
 //
 // It is not an audit of what the pods carry today (YuniKorn reads that as it is) and it does not
 // know the webhook's namespaceSelector: objects in namespaces the policy will not see should be left
@@ -19,7 +19,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/kwctl"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/host/kwctl"
 )
 
 // AnnotationKey is the annotation the policy stamps.

@@ -10,10 +10,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/kwctl"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/host/kwctl"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/host/wapchost"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/host/wapchost/guesttest"
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/preflight"
-	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/wapchost"
-	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/wapchost/guesttest"
 )
 
 // testdata/adoption-objects.json is what `kubectl get pods,deployments,...,replicationcontrollers -o json`

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/kwctl"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/host/kwctl"
 )
 
 // The scheduler check asks the policy what it does to the placeholder pods YuniKorn's scheduler creates for a

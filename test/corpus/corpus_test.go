@@ -10,8 +10,8 @@ import (
 	"os"
 	"testing"
 
-	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/wapchost"
-	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/wapchost/guesttest"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/host/wapchost"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/host/wapchost/guesttest"
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/test/corpus"
 )
 

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/wapchost"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/host/wapchost"
 )
 
 // EnvRecord names the file kwhost appends every guest call to, when set.

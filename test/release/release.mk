@@ -4,7 +4,7 @@
 
 # Built from the Go module proxy, each into a directory keyed by its version (a second run only checks that
 # it is there; `make clean` keeps them). cosign and syft are the versions the release installs
-# (hack/install-release-tools.sh; internal/shipcheck keeps them equal).
+# (hack/install-release-tools.sh; test/shipcheck keeps them equal).
 # (Not REGISTRY_*: distribution's registry reads every REGISTRY_<KEY> variable as configuration.)
 DISTRIBUTION_VERSION := v3.0.0
 COSIGN_VERSION := v3.1.3
