@@ -68,7 +68,7 @@ func FuzzValidate(f *testing.F) {
 
 // FuzzSettings: validate_settings never fails and answers well-formed JSON, whatever the patterns (deep,
 // long, empty-matching); it accepts only settings whose every pattern compiles, is within the compiler's
-// limits and does not match the empty string. internal/malformed runs the same kind of patterns through
+// limits and does not match the empty string. test/malformed runs the same kind of patterns through
 // policy.wasm, where a pattern over the limits would trap.
 func FuzzSettings(f *testing.F) {
 	deep := func(n int, opening, closing string) string {

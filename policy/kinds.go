@@ -15,7 +15,7 @@ const (
 	BindingHandling
 )
 
-// Kind is a row of kinds, the table of the kinds the policy handles (checked by internal/shipcheck).
+// Kind is a row of kinds, the table of the kinds the policy handles (checked by test/shipcheck).
 type Kind struct {
 	Group string // the API group; "" is the core group
 	Kind  string
