@@ -9,9 +9,8 @@ import (
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 )
 
-// Rule 14: YuniKorn charges an application's first pod's user for every pod that joins it, whatever the
-// later pod's own annotation says. The policy keeps no state, so it closes the part that needs none: a pod
-// may not name another namespace's generated application, which anyone can predict.
+// Rule 14: a pod may not name another namespace's generated application.
+// See docs/rules.md "Applications (rule 14)".
 
 // The application-ID sources, in the order YuniKorn reads them (k8shim's GetApplicationIDFromPod).
 const (
@@ -35,9 +34,8 @@ type podIdentity struct {
 	taskGroups gjson.Result // the task-groups annotation; absent when not set
 }
 
-// readPodIdentity reads the application IDs and the task groups from a pod's (or a pod template's) labels
-// and annotations maps, either of which may be absent; labelsAt and annotationsAt name them in messages.
-// Keys are compared after unescaping, and a key the decision reads that occurs twice is bad input.
+// readPodIdentity reads the application IDs and the task groups from a pod's labels and annotations, either
+// of which may be absent (labelsAt and annotationsAt name them); a key read twice is bad input.
 func readPodIdentity(x *rawjson.Index, labels, annotations gjson.Result, labelsAt, annotationsAt mapPath) (podIdentity, string) {
 	var id podIdentity
 	// YuniKorn 1.8 reads the label yunikorn.apache.org/app-id first; 1.4 starts at the annotation.
@@ -78,10 +76,8 @@ func readPodIdentity(x *rawjson.Index, labels, annotations gjson.Result, labelsA
 	return id, ""
 }
 
-// foreignGeneratedID reports whether id is a generated application ID other than namespace's own, and
-// what the ID shows of its namespace. An ID is taken as generated when it starts with yunikorn- and ends
-// with -autogen, or is exactly as long as a cut one (a namespace of more than 46 characters loses the
-// suffix).
+// foreignGeneratedID reports whether id is another namespace's generated application ID, and what it
+// shows of that namespace.
 func foreignGeneratedID(id, namespace string) (string, bool) {
 	if !strings.HasPrefix(id, generatedIDPrefix) ||
 		!strings.HasSuffix(id, generatedIDSuffix) && utf8.RuneCountInString(id) != generatedIDMax {
@@ -109,8 +105,8 @@ func generatedID(namespace string) string {
 	return id
 }
 
-// applicationRefusal applies rule 14 to an untrusted requester's pod metadata: the new identity, and the
-// old one on UPDATE (nil on CREATE), so that only a reading that changed is checked.
+// applicationRefusal applies rule 14 to an untrusted requester's pod metadata, checking only the readings
+// that changed from old (nil on CREATE).
 func applicationRefusal(now, old *podIdentity, namespace string) string {
 	for i, id := range now.appIDs {
 		if id == "" || old != nil && old.appIDs[i] == id || i == 1 && id == now.appIDs[0] {

@@ -191,7 +191,7 @@ func phaseEvaluation() *evaluation {
 	index := rawjson.Parse(text)
 	var r request
 	readRequest(index, &r)
-	settings, _ := ParseSettings([]byte(r.settings.Raw))
+	settings, _ := ParseSettings(r.settings.Raw)
 	custom, _ := settings.customKind(r.group, r.kind)
 	who, _ := readRequester(&r)
 	return &evaluation{settings: settings, req: &r, who: who, kind: declared(r.kind, custom), log: NewLogger(io.Discard),

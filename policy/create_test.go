@@ -12,7 +12,7 @@ import (
 var stampedKinds = func() map[string]string {
 	m := map[string]string{}
 	for _, k := range Kinds() {
-		if k.Rules != BindingRules {
+		if k.Handling != BindingHandling {
 			m[k.Kind] = strings.ToLower(k.Kind) + "-create-alice"
 		}
 	}

@@ -10,15 +10,10 @@ import (
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 )
 
-// What only the kinds declared in customWorkloads have (rules 11-13): their annotation paths name the maps
-// an operator copies onto the pods it creates (the targets, decided on as a built-in workload's template
-// is: decide.go), their guard paths name configuration maps the operator turns into pod annotations by
-// its own syntax (rule 13), and the keys of their targets are checked, as the API server does not check
-// them. Pairing an UPDATE's targets, and walking its old object only when needed, serve every kind.
+// Guard maps (rule 13), target map keys, and the pairing of an UPDATE's targets.
 
-// oldMaps is what the kind's paths name in the old object: now itself when every map of now lies where
-// the old object is the same (unchangedAround), each map then being its own pair.
-func (e *evaluation) oldMaps(now *maps) (maps, string) {
+// oldMaps is what the kind's paths name in the old object: now itself when unchangedAround.
+func (e *evaluation) oldMaps(now *objectMaps) (objectMaps, string) {
 	if e.unchangedAround(now) {
 		return *now, ""
 	}
@@ -26,8 +21,7 @@ func (e *evaluation) oldMaps(now *maps) (maps, string) {
 }
 
 // untouched reports whether every top-level member a declared kind's paths start in holds the same bytes
-// in the old object (a controller's status write): a trusted requester's UPDATE then has nothing to check
-// and nothing to change, and no path is walked (docs/rules.md "Cost").
+// in the old object (a controller's status write): nothing to walk (docs/rules.md "Cost").
 func (e *evaluation) untouched() bool {
 	if !e.req.object.IsObject() || !e.req.oldObject.IsObject() {
 		return false
@@ -52,12 +46,9 @@ func (e *evaluation) untouched() bool {
 	return true
 }
 
-// unchangedAround reports whether every map now names lies inside a top-level member of the object (spec,
-// say) that the old object holds once, with the same bytes. The old object then names the same maps, at
-// the same concrete paths, with the same contents, and walking it would only find them again: each map is
-// its own pair, unchanged. A controller's status write to a Workflow of thousands of templates leaves spec
-// as it was, and is decided by one walk instead of two.
-func (e *evaluation) unchangedAround(now *maps) bool {
+// unchangedAround reports whether every map now names lies inside a top-level member the old object holds
+// once with the same bytes: each map is then its own pair.
+func (e *evaluation) unchangedAround(now *objectMaps) bool {
 	if len(now.targets)+len(now.guard) == 0 {
 		return false // nothing to pair: walking the old object costs little, and finds its bad input
 	}
@@ -77,7 +68,7 @@ func (e *evaluation) unchangedAround(now *maps) bool {
 			same = append(same, rawjson.RefOf(value))
 		}
 	}
-	for _, list := range [2][]cref{now.targets, now.guard} {
+	for _, list := range [2][]targetRef{now.targets, now.guard} {
 		for i := range list {
 			if !within(same, list[i].position()) {
 				return false
@@ -97,8 +88,7 @@ func within(spans []rawjson.Ref, at int32) bool {
 	return false
 }
 
-// sameBytes reports whether two optional values are present in both documents with the same bytes, or
-// absent from both.
+// sameBytes reports whether two optional values have the same bytes, or are both absent.
 func sameBytes(doc string, a rawjson.Ref, oldDoc string, b rawjson.Ref) bool {
 	if !a.Exists() || !b.Exists() {
 		return a.Exists() == b.Exists()
@@ -106,21 +96,21 @@ func sameBytes(doc string, a rawjson.Ref, oldDoc string, b rawjson.Ref) bool {
 	return doc[a.At:a.At+a.N] == oldDoc[b.At:b.At+b.N]
 }
 
-// pairing finds a target's pair in the old object by its concrete path. Most updates keep the object's
-// shape, so the target at the same position is tried first; the first miss indexes the old targets.
+// pairing finds a target's pair in the old object by its concrete path: the target at the same position
+// first, then, after the first miss, through an index of the old targets.
 type pairing struct {
-	was              []cref
+	was              []targetRef
 	wasKeys, nowKeys []byte
-	byKey            map[string]*cref
+	byKey            map[string]*targetRef
 }
 
-func (p *pairing) find(i int, t *cref) (*cref, bool) {
+func (p *pairing) find(i int, t *targetRef) (*targetRef, bool) {
 	key := t.keyIn(p.nowKeys)
 	if p.byKey == nil {
 		if i < len(p.was) && bytes.Equal(p.was[i].keyIn(p.wasKeys), key) {
 			return &p.was[i], true
 		}
-		p.byKey = make(map[string]*cref, len(p.was))
+		p.byKey = make(map[string]*targetRef, len(p.was))
 		for j := range p.was {
 			w := &p.was[j]
 			p.byKey[string(w.keyIn(p.wasKeys))] = w
@@ -130,14 +120,8 @@ func (p *pairing) find(i int, t *cref) (*cref, bool) {
 	return before, paired
 }
 
-// guard applies rule 13 for an untrusted requester. Every member of a guard map is flattened to its
-// leaves (Flink reads nested configuration flattened: names joined with ".", list elements with ";"); a
-// leaf whose key or text names the annotation, in a member that is new or changed compared with the old
-// object, is refused in both modes (nothing sensible can be replaced inside an operator's own syntax), and
-// so is a leaf whose key is a template ("{{"), changed or not: a change elsewhere (the workflow's
-// arguments) changes what it becomes. A leaf whose key ends with the task-groups annotation is read as
-// task groups (rule 15). Old members are looked up in a map, so the check is linear in the leaves.
-func (e *evaluation) guard(now, was *maps) (decision, bool) {
+// guard applies rules 13 and 15 to the guard maps' leaves for an untrusted requester.
+func (e *evaluation) guard(now, was *objectMaps) (decision, bool) {
 	var pairs pairing
 	if was != nil {
 		pairs = pairing{was: was.guard, wasKeys: was.guardKeys, nowKeys: now.guardKeys}
@@ -183,9 +167,8 @@ func (e *evaluation) guard(now, was *maps) (decision, bool) {
 	return decision{}, false
 }
 
-// leafRefusal is what refuses a leaf of the guard map g: always (a template key, changed or not), or
-// why, when its member is new or changed (rules 13 and 15); "" for neither.
-func (e *evaluation) leafRefusal(now *maps, g *cref, l leaf) (why string, always bool) {
+// leafRefusal is why a leaf of guard map g is refused: always, or only when its member changed.
+func (e *evaluation) leafRefusal(now *objectMaps, g *targetRef, l leaf) (why string, always bool) {
 	switch {
 	case strings.Contains(l.key, "{{"):
 		return TemplateKeyRefusal(now.guardKey(g), l.key), true
@@ -198,8 +181,7 @@ func (e *evaluation) leafRefusal(now *maps, g *cref, l leaf) (why string, always
 	return "", false
 }
 
-// membersOf returns the members of obj by key (none when obj is absent); a key that occurs more than
-// once maps to an absent value, so that no copy counts as unchanged.
+// membersOf returns the members of obj by key; a key given twice maps to an absent value.
 func membersOf(x *rawjson.Index, obj gjson.Result) map[string]gjson.Result {
 	if !obj.IsObject() {
 		return nil
@@ -215,18 +197,16 @@ func membersOf(x *rawjson.Index, obj gjson.Result) map[string]gjson.Result {
 	return out
 }
 
-// checkTargetKeys applies, for an untrusted requester, the rule on the keys of a declared kind's target
-// map: every key must be a valid annotation key (Argo substitutes "{{...}}" in keys, so an invalid key
-// may become the annotation).
-func (e *evaluation) checkTargetKeys(now *maps, t *cref) (decision, bool) {
-	if e.kind.rules != 0 || !t.m.Exists() || e.trusted() {
-		return decision{}, false // no map yet: no key (and, in the module, no closure made for each of thousands)
+// checkTargetKeys refuses an untrusted requester's target map key that no pod can carry.
+func (e *evaluation) checkTargetKeys(now *objectMaps, t *targetRef) (decision, bool) {
+	if !e.kind.isDeclared() || !t.m.Exists() || e.trusted() {
+		return decision{}, false // no map yet: no key, and no closure made
 	}
 	return e.checkMapKeys(now, t)
 }
 
 // checkMapKeys is checkTargetKeys for a target whose map exists.
-func (e *evaluation) checkMapKeys(now *maps, t *cref) (decision, bool) {
+func (e *evaluation) checkMapKeys(now *objectMaps, t *targetRef) (decision, bool) {
 	m := t.m.Result(now.doc)
 	if !m.IsObject() {
 		return decision{}, false
@@ -245,8 +225,7 @@ func (e *evaluation) checkMapKeys(now *maps, t *cref) (decision, bool) {
 	return decision{}, false
 }
 
-// sameValue reports whether two optional JSON values are equal: strings as sameEntry compares them, other
-// values byte for byte.
+// sameValue reports whether two optional JSON values are equal (strings as sameEntry compares them).
 func sameValue(a, b gjson.Result) bool {
 	if a.Type == gjson.String && b.Type == gjson.String {
 		return sameEntry(a, b)

@@ -22,8 +22,7 @@ type CustomWorkload struct {
 var customWorkloadKeys = [...]string{"apiGroup", "kind", "annotationPaths", "guardPaths"}
 
 // CustomWorkloads parses and checks every declared kind; the problems name customWorkloads[i] (and the
-// path's list and index). Settings from ParseSettings or CheckSettings have the text; this is the place
-// that reads it.
+// path's list and index).
 func (s *Settings) CustomWorkloads() ([]CustomWorkload, []string) {
 	return parseCustomWorkloads(string(s.customWorkloads), "", "", false)
 }
@@ -44,8 +43,7 @@ func (s *Settings) customKind(group, kind string) (*CustomWorkload, string) {
 	return &found[0], ""
 }
 
-// parseCustomWorkloads reads the setting's text. With only set, it returns the one entry of group and
-// kind (every other entry is skipped once its group and kind are read).
+// parseCustomWorkloads reads the setting's text; with only, just the entry of group and kind.
 func parseCustomWorkloads(text, group, kind string, only bool) ([]CustomWorkload, []string) {
 	if text == "" {
 		return nil, nil
@@ -103,7 +101,7 @@ func parseCustomWorkload(entry gjson.Result, at string) (CustomWorkload, []strin
 		for i, name := range customWorkloadKeys {
 			if key.Str == name {
 				if seen[i] {
-					problem(at, "the key "+strconv.Quote(name)+" occurs more than once: give it once")
+					problem(at, keyTwice(name)+": give it once")
 					return false
 				}
 				seen[i], values[i] = true, value
@@ -153,9 +151,8 @@ func parseCustomWorkload(entry gjson.Result, at string) (CustomWorkload, []strin
 	return w, problems
 }
 
-// nestedPathProblems refuses annotation paths whose segments begin with all of another's: such a path
-// names a map inside that map, and both would edit the same bytes. Each path's prefixes are looked up
-// among the paths (linear in the number of paths).
+// nestedPathProblems refuses an annotation path that names a map inside another path's map: both would
+// edit the same bytes.
 func nestedPathProblems(w *CustomWorkload, at string, problem func(key, msg string)) {
 	if len(w.annotations) < 2 {
 		return
@@ -234,8 +231,7 @@ func jsonTypeName(v gjson.Result) string {
 	return "an object"
 }
 
-// hasCustomWorkloads reports whether a settings object declares any kind, without decoding it: a request
-// of a kind outside the table is accepted at once when none is declared.
+// hasCustomWorkloads reports whether a settings object declares any kind, without decoding it.
 func hasCustomWorkloads(settings gjson.Result) bool {
 	if !settings.IsObject() {
 		return false

@@ -6,15 +6,11 @@ import (
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 )
 
-// The rules, once for every kind: CREATE and UPDATE walk the kind's paths, decide on each target in
-// turn and write every change in one edit pass. A built-in kind is one target (a Pod's metadata, or a
-// workload's pod template metadata) with the legacy label beside its annotation; a declared kind has as
-// many targets as its paths name, and guard maps (rule 13). What differs between them is said by the
-// kind's voice (voice.go) and by its rules on UPDATE: a Pod's annotation never changes (rule 5).
+// The rules, once for every kind: walk the kind's paths, decide on each target in turn, write every
+// change in one pass. Kinds differ in their voice (voice.go) and a Pod's UPDATE (rule 5).
 
-// create applies docs/rules.md rules 1-4 and, for a declared kind, 11 and 13.
-//
-// Kept out of line, as evaluate's comment says why.
+// create applies docs/rules.md rules 1-4 and, for a declared kind, 11 and 13. Out of line, as are
+// createWith, update and updateWith (docs/runtime.md "Functions kept out of line").
 //
 //go:noinline
 func (e *evaluation) create() decision {
@@ -28,16 +24,12 @@ func (e *evaluation) create() decision {
 	return e.createWith(&now)
 }
 
-// createWith is create once the object is walked: out of line (go:noinline), its locals (the change,
-// the decisions of each rule) are not in create's frame while the walk, the deepest point of an
-// evaluation, runs below it (docs/runtime.md "Pages": a Pod stamp then uses one page of stack, not two).
+// createWith is create once the object is walked.
 //
 //go:noinline
-func (e *evaluation) createWith(now *maps) decision {
-	// Rule 4: a workload (or an operator's intermediate object, a RayCluster from a RayJob) made by a
-	// system user was copied from a parent that was already handled; changing its template makes the
-	// deployment controller create ReplicaSets forever (YUNIKORN-1627).
-	if e.kind.rules != PodRules && e.systemUser() {
+func (e *evaluation) createWith(now *objectMaps) decision {
+	// Rule 4: a system user's workload was copied from a handled parent (YUNIKORN-1627).
+	if e.kind.handling != PodHandling && e.systemUser() {
 		if e.settings.BypassControllers {
 			if d, refused := e.checkValues(now); refused {
 				return d
@@ -63,12 +55,12 @@ func (e *evaluation) createWith(now *maps) decision {
 	return c.decision()
 }
 
-// update applies docs/rules.md rule 5 to a Pod, and rules 6-9 (and, for a declared kind, 12 and 13) to
-// a workload: targets are paired with the old object's by their concrete path.
+// update applies docs/rules.md rule 5 to a Pod, and rules 6-9 (12 and 13 for a declared kind) to the
+// others, pairing targets with the old object's by their concrete path.
 //
 //go:noinline
 func (e *evaluation) update() decision {
-	if e.kind.rules == 0 && e.trusted() && e.untouched() {
+	if e.kind.isDeclared() && e.trusted() && e.untouched() {
 		return accept() // a controller's status write: nothing to check, nothing to change
 	}
 	now, problem := e.walk(e.req.object, "request.object", &e.storage.object)
@@ -85,11 +77,11 @@ func (e *evaluation) update() decision {
 	return e.updateWith(&now, &was)
 }
 
-// updateWith is update once both objects are walked, out of line as createWith is.
+// updateWith is update once both objects are walked.
 //
 //go:noinline
-func (e *evaluation) updateWith(now, was *maps) decision {
-	if e.kind.rules == PodRules {
+func (e *evaluation) updateWith(now, was *objectMaps) decision {
+	if e.kind.handling == PodHandling {
 		return e.immutable(now, was)
 	}
 	if d, refused := e.refuseIdentity(now, was); refused {
@@ -118,9 +110,8 @@ func (e *evaluation) updateWith(now, was *maps) decision {
 	return c.decision()
 }
 
-// immutable applies rule 5: nobody may change the annotation of an existing pod, nor its legacy label
-// while it has no annotation; rule 14b: nor, unless trusted, its application; and rule 15.
-func (e *evaluation) immutable(now, was *maps) decision {
+// immutable applies rules 5, 14b, 15 and 16 to a Pod's UPDATE.
+func (e *evaluation) immutable(now, was *objectMaps) decision {
 	if !sameEntry(was.targets[0].value.Result(was.doc), now.targets[0].value.Result(now.doc)) {
 		e.warn("refused a change of " + AnnotationKey + " on an existing pod (rule 5)")
 		return reject(Rule5Refusal)
@@ -140,17 +131,14 @@ func (e *evaluation) immutable(now, was *maps) decision {
 	return accept()
 }
 
-// labelChanged reports whether the legacy label of a built-in kind's target changed where it is guarded:
-// when legacy handling is on and the old object has no annotation (rules 5 and 9).
-func labelChanged(now, was *maps, legacyLabel string) bool {
+// labelChanged reports whether the legacy label changed where rules 5 and 9 guard it.
+func labelChanged(now, was *objectMaps, legacyLabel string) bool {
 	return legacyLabel != "" && was.labels != nil && !was.targets[0].value.Exists() && !sameEntry(was.label(), now.label())
 }
 
-// refuseIdentity applies, for an untrusted requester, rules 13 and 15 to a declared kind's guard maps and
-// rule 14 to a built-in kind's target metadata (was is nil on CREATE; not called for a Pod's UPDATE). The guard
-// maps are read only for an untrusted requester; for the target metadata, what would be refused is found
-// first, so that the common request pays for no pattern match.
-func (e *evaluation) refuseIdentity(now, was *maps) (decision, bool) {
+// refuseIdentity applies, for an untrusted requester, rules 13 and 15 to the guard maps and rule 14 to the
+// target metadata (was is nil on CREATE). Trust is asked last, so the common request matches no pattern.
+func (e *evaluation) refuseIdentity(now, was *objectMaps) (decision, bool) {
 	if len(now.guard) > 0 && !e.trusted() {
 		if d, refused := e.guard(now, was); refused {
 			return d, true
@@ -169,7 +157,7 @@ func (e *evaluation) refuseIdentity(now, was *maps) (decision, bool) {
 }
 
 // checkValues validates every value present in the targets (a trusted requester's).
-func (e *evaluation) checkValues(m *maps) (decision, bool) {
+func (e *evaluation) checkValues(m *objectMaps) (decision, bool) {
 	for i := range m.targets {
 		if t := &m.targets[i]; t.value.Exists() {
 			if problem := CheckSuppliedValue(t.value.Result(m.doc).Str); problem != "" {
@@ -180,9 +168,8 @@ func (e *evaluation) checkValues(m *maps) (decision, bool) {
 	return decision{}, false
 }
 
-// place names a target in a message about its value: a built-in kind's target metadata, or a declared
-// kind's map by its concrete path.
-func (e *evaluation) place(m *maps, t *cref) string {
+// place names a target in a message about its value.
+func (e *evaluation) place(m *objectMaps, t *targetRef) string {
 	if e.kind.where != "" {
 		return e.kind.where
 	}
@@ -206,8 +193,7 @@ const (
 	outcomes
 )
 
-// change collects the changes of one request: the edits, written in one pass, and how many targets had
-// each outcome.
+// change collects one request's edits and how many targets had each outcome.
 type change struct {
 	e         *evaluation
 	edits     edits
@@ -221,14 +207,13 @@ type change struct {
 func (e *evaluation) newChange(targets int) *change {
 	kept := &e.storage.edits
 	c := &change{e: e, edits: edits{doc: e.req.object.Raw, index: e.req.index, kept: kept}, stampJSON: stampJSON(&e.who)}
-	c.edits.sets = kept.sets.take(targets)
+	c.edits.writes = kept.writes.take(targets)
 	return c
 }
 
-// oneValueOf applies rule 11's "a trusted external names the user once": when a trusted external's
-// declared object carries values and all are the same, the targets without one get that value.
-func (c *change) oneValueOf(m *maps) {
-	if c.e.kind.rules != 0 || !c.e.external() {
+// oneValueOf applies rule 11's "a trusted external names the user once".
+func (c *change) oneValueOf(m *objectMaps) {
+	if !c.e.kind.isDeclared() || !c.e.external() {
 		return
 	}
 	var one gjson.Result
@@ -267,10 +252,8 @@ func (c *change) stamped() *string {
 	return c.stampText
 }
 
-// asOnCreate applies rules 1-3 (11 for a declared kind) to one target (value is its annotation): a
-// trusted requester's value is validated and kept, a target without a value is stamped (unless rule 2's
-// legacy label stands for the user), an untrusted value is replaced, or the request refused.
-func (c *change) asOnCreate(m *maps, t *cref, value gjson.Result) (decision, bool) {
+// asOnCreate applies rules 1-3 (11 for a declared kind) to one target whose annotation is value.
+func (c *change) asOnCreate(m *objectMaps, t *targetRef, value gjson.Result) (decision, bool) {
 	e := c.e
 	var carried *string // the target's value in the answer, for rule 16
 	switch {
@@ -300,9 +283,8 @@ func (c *change) asOnCreate(m *maps, t *cref, value gjson.Result) (decision, boo
 	return c.groups(m, t, carried, nil, nil)
 }
 
-// labelStands applies rule 2 to a target without the annotation: the legacy label stands for the user
-// only for a trusted submitter when bypassAuth is on.
-func (c *change) labelStands(m *maps) bool {
+// labelStands applies rule 2 to a target without the annotation.
+func (c *change) labelStands(m *objectMaps) bool {
 	if label := m.label(); !label.Exists() || label.Str == "" {
 		return false
 	}
@@ -314,10 +296,8 @@ func (c *change) labelStands(m *maps) bool {
 	return false
 }
 
-// asOnUpdate applies rules 6-9 (12 for a declared kind) to one target and its pair in the old object:
-// an unchanged target is left alone, a trusted requester's change is validated and kept, an untrusted
-// change is undone, or the request refused.
-func (c *change) asOnUpdate(now *maps, t *cref, was *maps, before *cref) (decision, bool) {
+// asOnUpdate applies rules 6-9 (12 for a declared kind) to one target and its pair in the old object.
+func (c *change) asOnUpdate(now *objectMaps, t *targetRef, was *objectMaps, before *targetRef) (decision, bool) {
 	e := c.e
 	labelChange := labelChanged(now, was, e.settings.LegacyUserLabel)
 	if sameBytes(now.doc, t.m, was.doc, before.m) && !labelChange {
@@ -357,7 +337,7 @@ func (c *change) asOnUpdate(now *maps, t *cref, was *maps, before *cref) (decisi
 }
 
 // restore puts back key's old value in the map ref names: removed when there was none.
-func (c *change) restore(ref *cref, key string, old gjson.Result) {
+func (c *change) restore(ref *targetRef, key string, old gjson.Result) {
 	if old.Exists() {
 		c.edits.set(ref, key, rawjson.Texts(nil, old.Raw))
 		return
@@ -375,7 +355,7 @@ func (c *change) decision() decision {
 		return c.e.kind.voice.tell(c, mutated)
 	}
 	// Bounded answer (docs/rules.md "Cost"): sized before the task groups' text is written.
-	size, written := mutated.Len(), len(c.edits.sets)+len(c.edits.more)
+	size, written := mutated.Len(), len(c.edits.writes)+len(c.edits.more)
 	for i := range c.rewrites {
 		size += c.rewrites[i].size
 		written += c.rewrites[i].groups - 1
@@ -388,7 +368,7 @@ func (c *change) decision() decision {
 		for i := range c.rewrites {
 			rw := &c.rewrites[i]
 			_, _, text := rw.stamp(make([]byte, 0, rw.size), func(string) bool { return true })
-			c.edits.sets[rw.set].value = rawjson.Texts(nil, rawjson.Quote(rawjson.View(text)))
+			c.edits.writes[rw.write].value = rawjson.Texts(nil, rawjson.Quote(rawjson.View(text)))
 		}
 		if mutated, problem = c.edits.result(); problem != "" {
 			return badInput(problem)

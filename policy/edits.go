@@ -7,23 +7,19 @@ import (
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 )
 
-// edits collects changes to the maps walker found in one document, so that every target is spliced in
-// one pass: settings refuse paths whose maps nest (annotationPath.inside) and a map is one target however
-// many paths name it, so the changes touch disjoint bytes, except where two maps are created below the
-// same missing object or inserted into the same object; those are merged into one span. The text of a
-// change is the same for every target whose missing segments and value are the same (the stamp, below
-// each of 16,000 templates): it is made once and shared by their spans.
+// edits collects the changes to one document's target maps, spliced in one pass; changes below one object
+// are merged into one span.
 type edits struct {
-	doc   string
-	index *rawjson.Index // of the document doc is part of, or nil
-	sets  []setOp
-	more  []rawjson.Span // removals
-	kept  *editStorage   // the storage of sets, and of the groups and spans result makes
+	doc    string
+	index  *rawjson.Index // of the document doc is part of, or nil
+	writes []keyWrite
+	more   []rawjson.Span // removals
+	kept   *editStorage   // the storage of writes, and of the groups and spans result makes
 }
 
-// setOp sets key below obj, creating rest (rest[0] is old in obj: absent or null; with no rest, old is
-// the value to replace, or absent) to value.
-type setOp struct {
+// keyWrite sets key below obj to value, creating rest first (rest[0] is old in obj: absent or null;
+// with no rest, old is the value replaced, or absent).
+type keyWrite struct {
 	obj   rawjson.Ref
 	rest  []segment
 	old   rawjson.Ref
@@ -31,34 +27,32 @@ type setOp struct {
 	value []rawjson.Part
 }
 
-// set sets key (the annotation, or the legacy label) in the map ref names to valueJSON, creating the map
-// (and what is missing above it, below the deepest object that exists) when needed.
-func (e *edits) set(ref *cref, key string, valueJSON []rawjson.Part) {
+// set sets key in the map ref names to valueJSON, creating the map and what is missing above it.
+func (e *edits) set(ref *targetRef, key string, valueJSON []rawjson.Part) {
 	old := ref.value
 	if len(ref.rest) > 0 {
 		old = ref.old
 	}
-	e.sets = append(e.sets, setOp{obj: ref.holder, rest: ref.rest, old: old, key: key, value: valueJSON})
-	// Kept at every set: a refusal may end the evaluation before the last, and the next evaluation must
-	// find every set made to zero it.
-	e.kept.sets.keep(e.sets)
+	e.writes = append(e.writes, keyWrite{obj: ref.holder, rest: ref.rest, old: old, key: key, value: valueJSON})
+	// Kept at every set: a refusal may end the evaluation, and the next one zeroes what was kept.
+	e.kept.writes.keep(e.writes)
 }
 
-// replace sets key, whose value old is in the map ref names, to a value given later: it returns the set's
-// index in e.sets, for the caller to fill in its value.
-func (e *edits) replace(ref *cref, key string, old rawjson.Ref) int {
-	e.sets = append(e.sets, setOp{obj: ref.m, old: old, key: key})
-	e.kept.sets.keep(e.sets)
-	return len(e.sets) - 1
+// replace sets key, whose value old is in the map ref names, to a value the caller fills in later at the
+// index in e.writes it returns.
+func (e *edits) replace(ref *targetRef, key string, old rawjson.Ref) int {
+	e.writes = append(e.writes, keyWrite{obj: ref.m, old: old, key: key})
+	e.kept.writes.keep(e.writes)
+	return len(e.writes) - 1
 }
 
 // remove deletes key from the map ref names (which holds it).
-func (e *edits) remove(ref *cref, key string) {
+func (e *edits) remove(ref *targetRef, key string) {
 	e.more = append(e.more, rawjson.RemoveMember(e.index, e.doc, ref.m.Result(e.doc), key).Span)
 }
 
-// names is the set's names below obj: rest, then the key.
-func (s *setOp) names() []string {
+// names is the write's names below obj: rest, then the key.
+func (s *keyWrite) names() []string {
 	names := make([]string, 0, len(s.rest)+1)
 	for _, seg := range s.rest {
 		names = append(names, seg.name)
@@ -66,9 +60,8 @@ func (s *setOp) names() []string {
 	return append(names, s.key)
 }
 
-// below is the names of the set below the object's member: for an insertion every name, for a replaced
-// value the names inside it.
-func (s *setOp) below() []string {
+// below is the write's names below the object's member.
+func (s *keyWrite) below() []string {
 	if s.old.Exists() {
 		return s.names()[1:]
 	}
@@ -87,9 +80,7 @@ func nested(parts []rawjson.Part, names []string, value []rawjson.Part) []rawjso
 	return parts
 }
 
-// quoted appends name as a JSON string: path names need no escaping (parsePath admits letters, digits, _
-// and -), so the quotes are parts of their own and nothing is allocated; the annotation key is quoted
-// once, and a legacy label's name when it is written.
+// quoted appends name as a JSON string; a path name needs no escaping, so nothing is allocated for it.
 func quoted(parts []rawjson.Part, name string) []rawjson.Part {
 	switch {
 	case name == AnnotationKey:
@@ -145,8 +136,7 @@ func (t *tree) members(parts []rawjson.Part) []rawjson.Part {
 	return parts
 }
 
-// sharedText identifies the text of a change that does not depend on where it goes: the segments to
-// create (a view of one path's), the value (a view of its parts) and the form of the change.
+// sharedText identifies a change's text by what it is made of: segments, value and form.
 type sharedText struct {
 	key           string
 	rest          *segment
@@ -156,41 +146,34 @@ type sharedText struct {
 	insert, comma bool
 }
 
-// group is one span: members inserted into an object (at its '{'), or a value replaced (a null by the
-// objects created below it, or a string by the new value). Most groups hold one change, written
-// directly; only changes that meet below the same object are merged through a tree.
+// group is one span: members inserted at an object's '{', or a value replaced. Only changes that meet
+// below one object are merged, through a tree.
 type group struct {
 	obj, old rawjson.Ref // old is absent for an insertion
-	// first is the number of the group's first set: an index, not a pointer, because a pointer into the
-	// middle of the large sets array costs TinyGo's collector a walk back to the array's start (cref).
+	// first is the group's first write, as an index (docs/runtime.md "Memory and TinyGo's collector").
 	first int
 	t     *tree
 }
 
-// groups gathers the sets into groups. The sets come in document order (the targets are sorted by
-// place), so the changes of one group are next to each other: each set joins the group before it or
-// starts one. Were two sets of one group apart, their spans would overlap and the answer would be bad
-// input, never a wrong splice.
+// groups gathers the writes, in document order, into groups.
 func (e *edits) groups() ([]group, string) {
-	groups, problem := e.gather(e.kept.groups.take(len(e.sets)))
+	groups, problem := e.gather(e.kept.groups.take(len(e.writes)))
 	e.kept.groups.keep(groups)
 	return groups, problem
 }
 
-// gather is groups, into groups (empty, with room for a group per set); it returns the groups gathered
-// so far with a problem.
+// gather is groups, into groups (empty, with room for a group per write).
 func (e *edits) gather(groups []group) ([]group, string) {
-	for i := range e.sets {
-		s := &e.sets[i]
+	for i := range e.writes {
+		s := &e.writes[i]
 		if n := len(groups); n == 0 || groups[n-1].obj.At != s.obj.At || groups[n-1].old.At != s.old.At {
 			groups = append(groups, group{obj: s.obj, old: s.old, first: i})
 			continue
 		}
 		g := &groups[len(groups)-1]
-		first := &e.sets[g.first]
+		first := &e.writes[g.first]
 		if len(s.below()) == 0 || len(first.below()) == 0 {
-			// Two changes of one value: walker names each map once, so this is not reached; were it,
-			// the answer is bad input, never a trap.
+			// Two changes of one value: not reached (a map is one target); bad input, never a trap.
 			return groups, overlappingChanges
 		}
 		if g.t == nil {
@@ -204,16 +187,14 @@ func (e *edits) gather(groups []group) ([]group, string) {
 
 const overlappingChanges = "two annotation paths change the same part of the object"
 
-// sharedTexts holds the texts of changes made so far. A handful serve every group (one per path that
-// creates, with and without a comma): a short list, searched from the last one used, costs less than a
-// hash table in the module.
+// sharedTexts holds the texts of changes made so far: a short list, as a handful serve every group.
 type sharedTexts struct {
 	keys  []sharedText
 	texts [][]rawjson.Part
 }
 
-// of returns the text of a group's one change, made once for all the groups that write the same.
-func (st *sharedTexts) of(s *setOp, insert, comma bool) []rawjson.Part {
+// of returns the text of a group's one change, made once.
+func (st *sharedTexts) of(s *keyWrite, insert, comma bool) []rawjson.Part {
 	key := sharedText{key: s.key, restLen: len(s.rest), valueLen: len(s.value), insert: insert, comma: comma}
 	if len(s.rest) > 0 {
 		key.rest = &s.rest[0]
@@ -259,7 +240,7 @@ func (e *edits) result() (rawjson.Edit, string) {
 		comma := insert && e.index.HasMembers(g.obj.Result(e.doc))
 		var parts []rawjson.Part
 		if g.t == nil {
-			parts = shared.of(&e.sets[g.first], insert, comma)
+			parts = shared.of(&e.writes[g.first], insert, comma)
 		} else {
 			parts = g.text(insert, comma)
 		}
@@ -282,9 +263,8 @@ func (e *edits) result() (rawjson.Edit, string) {
 	return rawjson.Edit{Doc: e.doc, Span: spans[0], More: spans[1:]}, ""
 }
 
-// text is the JSON text one change writes: a member inserted at an object's '{' ("name":{...}, followed
-// by a comma when the object has members), or the value that replaces old.
-func (s *setOp) text(insert, comma bool) []rawjson.Part {
+// text is the JSON text one change writes: a member inserted at an object's '{', or old's new value.
+func (s *keyWrite) text(insert, comma bool) []rawjson.Part {
 	names := s.names()
 	parts := make([]rawjson.Part, 0, 3*len(names)+len(s.value)+3)
 	if insert {

@@ -68,7 +68,7 @@ func FuzzValidate(f *testing.F) {
 
 // FuzzSettings: validate_settings never fails and answers well-formed JSON, whatever the patterns (deep,
 // long, empty-matching); it accepts only settings whose every pattern compiles, is within the compiler's
-// limits and does not match the empty string. internal/malformed runs the same kind of patterns through
+// limits and does not match the empty string. test/malformed runs the same kind of patterns through
 // policy.wasm, where a pattern over the limits would trap.
 func FuzzSettings(f *testing.F) {
 	deep := func(n int, opening, closing string) string {
@@ -336,8 +336,8 @@ func FuzzCustomKind(f *testing.F) {
 				t.Fatalf("accepted, but the result is bad input: %s\n%s", problem, result)
 			}
 		}
-		for i := range w.crefs {
-			if ref, value := &w.crefs[i], w.crefs[i].value.Result(result); value.Str != stamp {
+		for i := range w.refs {
+			if ref, value := &w.refs[i], w.refs[i].value.Result(result); value.Str != stamp {
 				t.Fatalf("%s holds %q after bob's CREATE, want bob's identity:\n%s", ref.keyIn(w.keys), value.Raw, result)
 			}
 		}
@@ -429,8 +429,8 @@ func FuzzCustomKindUpdate(f *testing.F) {
 				t.Fatalf("accepted, but bad input: %s\n%s", problem, doc)
 			}
 		}
-		for i := range w.crefs {
-			out[string(w.crefs[i].keyIn(w.keys))] = w.crefs[i].value.Result(doc)
+		for i := range w.refs {
+			out[string(w.refs[i].keyIn(w.keys))] = w.refs[i].value.Result(doc)
 		}
 		return out
 	}
@@ -498,7 +498,7 @@ func checkUnchangedAround(t *testing.T, payload []byte, kind *CustomWorkload) {
 	if problem != "" {
 		t.Fatalf("unchanged around every map, but the old object is bad input: %s\n%s", problem, payload)
 	}
-	same := func(what string, a, b []cref, aKeys, bKeys []byte) {
+	same := func(what string, a, b []targetRef, aKeys, bKeys []byte) {
 		if len(a) != len(b) {
 			t.Fatalf("unchanged around every map, but the old object has %d %s, the new %d:\n%s", len(b), what, len(a), payload)
 		}

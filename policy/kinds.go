@@ -2,35 +2,30 @@ package policy
 
 import "strings"
 
-// Rules names the rule of the decision that a kind of object is handled by.
-type Rules uint8
+// Handling is which of the numbered rules apply to a built-in kind; a declared kind's is 0.
+type Handling uint8
 
-// The ways the policy handles a kind.
+// The ways the policy handles a built-in kind.
 const (
-	// PodRules: the object is the pod; rules 1-3 on CREATE, rule 5 on UPDATE.
-	PodRules Rules = iota + 1
-	// WorkloadRules: the pod template inside the object; rules 1-4 on CREATE, rules 6-9 on UPDATE.
-	WorkloadRules
-	// BindingRules: the API server copies the object's annotations onto its pod; rule 10 on CREATE.
-	BindingRules
+	// PodHandling: the object is the pod; rules 1-3 on CREATE, rule 5 on UPDATE.
+	PodHandling Handling = iota + 1
+	// WorkloadHandling: the pod template inside the object; rules 1-4 on CREATE, rules 6-9 on UPDATE.
+	WorkloadHandling
+	// BindingHandling: the API server copies the object's annotations onto its pod; rule 10 on CREATE.
+	BindingHandling
 )
 
-// Kind is one kind of object the policy handles. kinds is the one table of them: kindOf reads it, and
-// internal/shipcheck derives metadata.yml's rules and resources annotations, and checks the examples and
-// the README, from it. A kind is declared here and nowhere else.
+// Kind is a row of kinds, the table of the kinds the policy handles (checked by test/shipcheck).
 type Kind struct {
 	Group string // the API group; "" is the core group
 	Kind  string
-	// Resources are the webhook rule resources whose requests carry this kind: the resource first, then
-	// the subresources that carry it too and through which the annotation can change ("pods/status").
+	// Resources are the webhook rule resources whose requests carry this kind ("pods", "pods/status").
 	Resources  []string
 	Operations []string
-	// Path names the annotations map the policy guards, in the syntax of customWorkloads' paths (paths.go):
-	// a ">" follows the object that must already be there (a pod template); the maps after it are created
-	// when missing or null. The walker walks it as it walks a declared kind's paths; a Binding's
-	// map is only read (rule 10), never created.
-	Path  string
-	Rules Rules
+	// Path names the guarded annotations map in customWorkloads' path syntax (paths.go): the maps after
+	// ">" are created when missing or null. A Binding's map is only read (rule 10).
+	Path     string
+	Handling Handling
 }
 
 var (
@@ -40,17 +35,17 @@ var (
 
 // kinds is the table, in the order metadata.yml lists the resources.
 var kinds = [...]Kind{
-	{Group: "", Kind: "Pod", Resources: []string{"pods", "pods/status"}, Operations: createUpdate, Path: ">metadata.annotations", Rules: PodRules},
-	{Group: "", Kind: "ReplicationController", Resources: []string{"replicationcontrollers"}, Operations: createUpdate, Path: "spec.template>metadata.annotations", Rules: WorkloadRules},
-	{Group: "apps", Kind: "Deployment", Resources: []string{"deployments"}, Operations: createUpdate, Path: "spec.template>metadata.annotations", Rules: WorkloadRules},
-	{Group: "apps", Kind: "ReplicaSet", Resources: []string{"replicasets"}, Operations: createUpdate, Path: "spec.template>metadata.annotations", Rules: WorkloadRules},
-	{Group: "apps", Kind: "StatefulSet", Resources: []string{"statefulsets"}, Operations: createUpdate, Path: "spec.template>metadata.annotations", Rules: WorkloadRules},
-	{Group: "apps", Kind: "DaemonSet", Resources: []string{"daemonsets"}, Operations: createUpdate, Path: "spec.template>metadata.annotations", Rules: WorkloadRules},
-	{Group: "batch", Kind: "Job", Resources: []string{"jobs"}, Operations: createUpdate, Path: "spec.template>metadata.annotations", Rules: WorkloadRules},
+	{Group: "", Kind: "Pod", Resources: []string{"pods", "pods/status"}, Operations: createUpdate, Path: ">metadata.annotations", Handling: PodHandling},
+	{Group: "", Kind: "ReplicationController", Resources: []string{"replicationcontrollers"}, Operations: createUpdate, Path: "spec.template>metadata.annotations", Handling: WorkloadHandling},
+	{Group: "apps", Kind: "Deployment", Resources: []string{"deployments"}, Operations: createUpdate, Path: "spec.template>metadata.annotations", Handling: WorkloadHandling},
+	{Group: "apps", Kind: "ReplicaSet", Resources: []string{"replicasets"}, Operations: createUpdate, Path: "spec.template>metadata.annotations", Handling: WorkloadHandling},
+	{Group: "apps", Kind: "StatefulSet", Resources: []string{"statefulsets"}, Operations: createUpdate, Path: "spec.template>metadata.annotations", Handling: WorkloadHandling},
+	{Group: "apps", Kind: "DaemonSet", Resources: []string{"daemonsets"}, Operations: createUpdate, Path: "spec.template>metadata.annotations", Handling: WorkloadHandling},
+	{Group: "batch", Kind: "Job", Resources: []string{"jobs"}, Operations: createUpdate, Path: "spec.template>metadata.annotations", Handling: WorkloadHandling},
 	// Not `jobtemplate`, which YuniKorn once shipped.
-	{Group: "batch", Kind: "CronJob", Resources: []string{"cronjobs"}, Operations: createUpdate, Path: "spec.jobTemplate.spec.template>metadata.annotations", Rules: WorkloadRules},
+	{Group: "batch", Kind: "CronJob", Resources: []string{"cronjobs"}, Operations: createUpdate, Path: "spec.jobTemplate.spec.template>metadata.annotations", Handling: WorkloadHandling},
 	// pods/binding and the older top-level bindings resource: both carry a Binding (rule 10).
-	{Group: "", Kind: "Binding", Resources: []string{"bindings", "pods/binding"}, Operations: createOnly, Path: "metadata.annotations", Rules: BindingRules},
+	{Group: "", Kind: "Binding", Resources: []string{"bindings", "pods/binding"}, Operations: createOnly, Path: "metadata.annotations", Handling: BindingHandling},
 }
 
 // Kinds returns a copy of the table of kinds.
@@ -65,8 +60,8 @@ func Kinds() []Kind {
 	return out
 }
 
-// Container is the path of the object that holds the guarded "metadata" (before the ">" of Path, or
-// before "metadata" when Path has none): nil for a Pod or a Binding, [spec template] for a Deployment.
+// Container is the path of the object holding the guarded metadata: nil for a Pod, [spec template] for a
+// Deployment.
 func (k *Kind) Container() []string {
 	before, _, found := strings.Cut(k.Path, ">")
 	if !found {
@@ -88,29 +83,27 @@ func (k *Kind) handles(operation string) bool {
 	return false
 }
 
-// workload is what the decision needs of the request's kind, whichever rules it follows: the maps that
-// hold the annotation (the targets), and how the decision is told. A built-in kind has one target path,
-// the pod template's (or the pod's) annotations, and beside it the pod labels: rule 14's sources and the
-// legacy label (rules 2, 5 and 9). A declared kind (rules 11-13) has its annotation paths and its guard
-// paths.
+// workload is what the decision needs of the request's kind: its paths and its voice.
 type workload struct {
-	name    string // for messages
-	rules   Rules  // 0 for a declared kind
-	targets []annotationPath
-	guards  []annotationPath
-	labels  *annotationPath // a built-in kind's labels map, beside its target; nil for a declared kind
-	// where names a built-in kind's target metadata in messages ("spec.template.metadata"); a declared
-	// kind's messages name each map by its concrete path.
+	name     string   // for messages
+	handling Handling // 0 for a declared kind
+	targets  []annotationPath
+	guards   []annotationPath
+	labels   *annotationPath // a built-in kind's labels map, beside its target; nil for a declared kind
+	// where names a built-in kind's target metadata in messages ("spec.template.metadata").
 	where string
 	voice voice
 }
+
+// isDeclared reports a kind declared in customWorkloads (rules 11-13) rather than one of the table's.
+func (w *workload) isDeclared() bool { return w.handling == 0 }
 
 func builtin(k *Kind) workload {
 	// TestKinds_TableIsConsistent parses both paths of every kind.
 	target, _ := parsePath(k.Path, false, true)
 	labels, _ := parsePath(strings.TrimSuffix(k.Path, "annotations")+"labels", false, true)
 	target.required, labels.required = true, true
-	return workload{name: k.Kind, rules: k.Rules, targets: []annotationPath{target}, labels: &labels,
+	return workload{name: k.Kind, handling: k.Handling, targets: []annotationPath{target}, labels: &labels,
 		where: strings.TrimSuffix(target.plain, ".annotations"), voice: builtinVoice{}}
 }
 
@@ -119,8 +112,7 @@ func declared(name string, c *CustomWorkload) workload {
 	return workload{name: name, targets: c.annotations, guards: c.guards, voice: declaredVoice{}}
 }
 
-// kindOf maps the request's API group and kind to the object the policy handles, when the policy decides
-// on this operation of it. Group and kind are matched both: a Job of another API group is not ours.
+// kindOf returns the table's kind of group and kind when the policy decides on this operation of it.
 func kindOf(group, kind, operation string) (workload, bool) {
 	if i := tableIndex(group, kind); i >= 0 && kinds[i].handles(operation) {
 		return builtins[i], true
@@ -128,8 +120,8 @@ func kindOf(group, kind, operation string) (workload, bool) {
 	return workload{}, false
 }
 
-// builtins are the table's kinds with their paths parsed, once, when the module starts (policy.wasm is
-// built with its start already run: the parsed paths are part of its memory).
+// builtins are the table's kinds with their paths parsed at start-up (part of policy.wasm's
+// pre-initialised memory).
 var builtins = func() (out [len(kinds)]workload) {
 	for i := range kinds {
 		out[i] = builtin(&kinds[i])

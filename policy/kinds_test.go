@@ -28,7 +28,7 @@ func TestKinds_TableIsConsistent(t *testing.T) {
 		if after != "metadata.annotations" && !strings.HasSuffix(after, ".metadata.annotations") {
 			t.Errorf("%s: path %q does not end in metadata.annotations", id, k.Path)
 		}
-		if creates != (k.Rules != BindingRules) {
+		if creates != (k.Handling != BindingHandling) {
 			t.Errorf("%s: path %q: the kinds the policy stamps create the map (>), a Binding only reads it", id, k.Path)
 		}
 		want := []string(nil)
@@ -44,10 +44,10 @@ func TestKinds_TableIsConsistent(t *testing.T) {
 			}
 		}
 		w, ours := kindOf(k.Group, k.Kind, k.Operations[0])
-		if !ours || w.name != k.Kind || w.rules != k.Rules {
+		if !ours || w.name != k.Kind || w.handling != k.Handling {
 			t.Errorf("%s: kindOf gives %+v, %v", id, w, ours)
 		}
-		if (k.Rules == PodRules) != (k.Kind == "Pod") {
+		if (k.Handling == PodHandling) != (k.Kind == "Pod") {
 			t.Errorf("%s: only a Pod is handled by the pod rules", id)
 		}
 	}

@@ -4,9 +4,8 @@ import (
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 )
 
-// Reading structured values without recursion: a guard map's member may be nested YAML (Flink flattens
-// it, rule 13) and a task-groups annotation is a JSON document of its own (rule 15). Both are read by one
-// loop with an explicit stack, so that no nesting depth can exhaust the guest's small stack.
+// Structured values (a guard map's member, rule 13) are read by a loop with a stack of its own, so that no
+// nesting depth exhausts the guest's stack.
 
 // leaf is one scalar (or empty container) of a structured value: key is the member names from the top
 // down to it joined with "." (array elements add no name), text its value when that is a string.

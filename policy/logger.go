@@ -2,16 +2,9 @@ package policy
 
 import "io"
 
-// Logger writes the policy's log entries: one JSON object and its newline per entry, in one Write, such
-// as {"level":"debug","message":"stamped the requester (rule 3)","user":"bob","kind":"Pod",...}.
-// policy-server reads the level (trace, debug, info, warning or error; an entry with another level is not
-// logged at all, and "Cannot log event" is logged in its place), the message, and every other member as a
-// field.
-//
-// An entry is built in a buffer of its own on the heap, and the logger keeps nothing between entries: in
-// a fresh instance, logging writes no page of the pre-initialised memory (docs/runtime.md "Pages"). The
-// onelog logger the policy used before borrowed a pooled encoder that lived in such a page, a page fault
-// of its own on wasmtime for every request that logged; the entries are the same bytes.
+// Logger writes the policy's log entries, each one JSON object and a newline in one Write, as
+// policy-server reads them (docs/runtime.md "Logs"). It keeps nothing between entries, so that logging
+// writes no page of the pre-initialised memory (docs/runtime.md "Pages").
 type Logger struct {
 	w io.Writer
 }
@@ -53,9 +46,8 @@ func (l *Logger) write(level, msg string, fields func(*Entry)) {
 	_, _ = l.w.Write(e.buf) // as the SDK's writer: a lost line is not an error
 }
 
-// appendEscaped appends s as the inside of a JSON string: a quote and a backslash escaped, \n, \f, \b, \r
-// and \t by their letters, any other control character as \u00XX, every other byte as it is (as onelog's
-// encoder wrote entries: invalid UTF-8 is not replaced; the host reads the entry as bytes).
+// appendEscaped appends s as the inside of a JSON string, as onelog's encoder did: quote and backslash
+// escaped, \n \f \b \r \t by their letters, other control characters as \u00XX, every other byte as it is.
 func appendEscaped(dst []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	start := 0

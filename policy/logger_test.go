@@ -41,3 +41,21 @@ func TestLogger_WritesWhatOnelogWrote(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+func TestLogs_ALongUsernameIsCutInLogsNotInStamps(t *testing.T) {
+	name := strings.Repeat("u", 64<<10)
+	req := fixture(t, "pod-create-bob-forged")
+	req["userInfo"] = map[string]any{"username": name}
+	resp, logs := evaluateReq(t, req, "")
+	if !resp.Accepted || !strings.Contains(string(resp.MutatedObject), name) {
+		t.Fatalf("the stamp carries the whole name: %.300s", resp.MutatedObject)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(logs), "\n") {
+		if len(line) > 3<<10 {
+			t.Fatalf("a log line of %d bytes: %.200s", len(line), line)
+		}
+	}
+	if !strings.Contains(logs, "... (65536 bytes)") {
+		t.Fatalf("the log says how long the name was: %.300s", logs)
+	}
+}

@@ -9,46 +9,38 @@ import (
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 )
 
-// One path mechanism for every kind: a built-in kind's Kind.Path and a declared kind's annotation and guard
-// paths (customWorkloads, rules 11-13) are parsed into an annotationPath once and walked over the raw JSON
-// by the same code. The syntax (docs/rules.md "Custom-resource workloads (rules 11-13)"): segments separated by "."; a segment
-// is a member name, optionally followed by "[*]" (every element of an array) or "{*}" (every member value
-// of an object); at most one ">" between segments marks where creation may begin; the last segment is a
-// plain name, the map. Without ">", only the last segment may be created (a guard path creates nothing).
+// One path mechanism for every kind: Kind.Path and a declared kind's paths are parsed into an
+// annotationPath and walked by the same code. Syntax: segments separated by "."; a name, optionally
+// followed by [*] (array elements) or {*} (member values); one ">" where creation may begin; the last
+// segment names the map (docs/rules.md "Custom-resource workloads (rules 11-13)").
 
 // maxPathSegments bounds the walk's recursion (TinyGo's stack is small); real paths have fewer than ten.
 const maxPathSegments = 32
 
-// The wildcards a segment may carry after its name, one or more: every element of an array, every member
-// value of an object. "steps[*][*]" walks an array of arrays (Argo's steps).
+// The wildcards a segment may carry after its name, one or more ("steps[*][*]": an array of arrays).
 const (
 	everyElement = "[*]"
 	everyMember  = "{*}"
 	wildcardLen  = 3
 )
 
-// segment is a member name and its wildcards, as written ("", "[*]", "[*][*]", "{*}[*]", ...), applied in
-// order to the member's value.
+// segment is a member name and its wildcards as written ("", "[*]", "{*}[*]", ...).
 type segment struct {
 	name string
 	wild string
 }
 
-// annotationPath is a parsed path. Segments from create on are created when missing or null.
+// annotationPath is a parsed path; segments from create on are created when missing or null.
 type annotationPath struct {
 	text     string
 	segments []segment
 	create   int // len(segments) for a guard path: nothing is created
-	// required makes a missing or non-object segment before create bad input rather than "names
-	// nothing": a built-in workload must have its pod template.
+	// required: a missing segment before create is bad input (a built-in workload's pod template).
 	required bool
-	// plain is the concrete path of the one map a path without wildcards names ("spec.driver.annotations").
-	plain string
+	plain    string // without wildcards, the concrete path of the one map it names
 }
 
-// parsePath parses an annotation path (guard false) or a guard path (no ">", nothing created). A built-in
-// path may start with ">" (a Pod creates its metadata); a declared one may not (rootMarker false). The
-// problem says what is wrong, for customWorkloads[i].annotationPaths[j] messages.
+// parsePath parses an annotation or guard path; only a built-in path may start with ">" (rootMarker).
 func parsePath(text string, guard, rootMarker bool) (annotationPath, string) {
 	p := annotationPath{text: text, create: -1}
 	if text == "" {
@@ -94,7 +86,7 @@ func parsePath(text string, guard, rootMarker bool) (annotationPath, string) {
 	return p.finish(guard)
 }
 
-// parseSegment reads segment number at from the start of rest: a name, optionally followed by a wildcard.
+// parseSegment reads segment number at from the start of rest.
 func parseSegment(rest string, at int) (segment, string, string) {
 	n := 0
 	for n < len(rest) && isNameByte(rest[n]) {
@@ -152,7 +144,7 @@ func (p *annotationPath) hasWildcard() bool {
 	return false
 }
 
-// segmentsKey is the first n segments of p as one string, names and wildcards, whatever the marker.
+// segmentsKey is the first n segments of p as one string, whatever the marker.
 func (p *annotationPath) segmentsKey(n int) string {
 	var b strings.Builder
 	for _, s := range p.segments[:n] {
@@ -170,23 +162,18 @@ type walker struct {
 	field string         // "request.object", for messages
 	kind  string         // for the message of a missing required segment
 	entry string         // the key looked up in every map found ("" for guard maps and labels)
-	// crefs are the maps found: a few words each, so that memory and the work of a fresh instance's
-	// collector grow only a little with every target (a declared kind's object may hold thousands).
-	crefs []cref
-	// keys holds the crefs' concrete paths one after the other: one buffer, not one allocation per target.
-	keys []byte
-	// The concrete path so far: for a path with wildcards, pieces joined by "" (".", "name", "[3]",
-	// "[\"Worker\"]"); for a plain one (every built-in kind), the first depth segments of path, so that the
-	// walk allocates nothing for messages it does not write.
+	refs  []targetRef    // the maps found
+	keys  []byte         // the refs' concrete paths, one after the other
+	// The concrete path so far: pieces (".", "name", "[3]") for a path with wildcards; for a plain path,
+	// the first depth segments of path, so that nothing is allocated for messages not written.
 	trail []trailPiece
 	path  *annotationPath
 	depth int
-	// most, when not 0, is the number of maps one path may name before the walk stops with
-	// TooManyTargetsRefusal; from is where the current path's maps start in crefs.
+	// most, when not 0, is how many maps one path may name; from is where the path's maps start in refs.
 	most, from int
 }
 
-// walkAll walks every path of paths in turn (walk), until one finds a problem.
+// walkAll walks every path of paths until one finds a problem.
 func (w *walker) walkAll(obj gjson.Result, paths []annotationPath) string {
 	for i := range paths {
 		if problem := w.walk(obj, &paths[i]); problem != "" {
@@ -196,9 +183,9 @@ func (w *walker) walkAll(obj gjson.Result, paths []annotationPath) string {
 	return ""
 }
 
-// walk adds the maps path names in obj (the root of w.doc) to w.crefs; a problem is a 400 message.
+// walk adds the maps path names in obj (the root of w.doc) to w.refs; a problem is a 400 message.
 func (w *walker) walk(obj gjson.Result, p *annotationPath) string {
-	w.trail, w.path, w.depth, w.from = w.trail[:0], p, 0, len(w.crefs)
+	w.trail, w.path, w.depth, w.from = w.trail[:0], p, 0, len(w.refs)
 	return w.step(obj, p, 0)
 }
 
@@ -215,8 +202,7 @@ func (w *walker) at() string {
 	return at.String()
 }
 
-// trailPiece is a piece of the concrete path: text, or an array element's index ("[3]") when index >= 0,
-// kept as a number until a message or a key is written.
+// trailPiece is a piece of the concrete path: text, or an array element's index when index >= 0.
 type trailPiece struct {
 	text  string
 	index int
@@ -234,8 +220,7 @@ func (w *walker) appendTrail(dst []byte) []byte {
 	return dst
 }
 
-// appendIndex appends "[n]" (strconv's AppendInt formats into a local array, which costs the module a heap
-// allocation per call).
+// appendIndex appends "[n]" without strconv, whose local array is a heap allocation in the guest.
 func appendIndex(dst []byte, n int) []byte {
 	dst = append(dst, '[')
 	start := len(dst)
@@ -254,9 +239,8 @@ func appendIndex(dst []byte, n int) []byte {
 // trailString is the concrete path so far, from its leading '.', for a message or a key.
 func (w *walker) trailString() string { return string(w.appendTrail(nil)) }
 
-// push adds a member name (seg) or a piece of text to the concrete path; pop takes them off. (Not
-// variadic: in the module a variadic call's slice may be a heap allocation, and push runs for every
-// step of every path.)
+// push adds a member name (seg) or a piece of text to the concrete path; pop takes them off. Not
+// variadic: in the guest that may allocate (docs/runtime.md "Memory and TinyGo's collector").
 func (w *walker) push(seg bool, piece string) {
 	if w.path.plain != "" {
 		w.depth++ // only names: a plain path has no wildcards
@@ -328,7 +312,7 @@ func (w *walker) stepIn(cur, v gjson.Result, p *annotationPath, i int) string {
 }
 
 // stepBefore goes on from v, segment i of p found in cur, before ">": a value of the wrong type names
-// nothing (or, for a built-in kind, is bad input).
+// nothing, or is bad input for a required path.
 func (w *walker) stepBefore(v gjson.Result, p *annotationPath, i int, cur gjson.Result) string {
 	if i == len(p.segments)-1 { // a guard map: named only when it exists
 		switch {
@@ -351,9 +335,8 @@ func (w *walker) stepBefore(v gjson.Result, p *annotationPath, i int, cur gjson.
 	return w.step(v, p, i+1)
 }
 
-// each applies the wildcards wild of segment i of p to v: the first to v (every element of an array, or
-// every member value of an object), the rest to each of those values; after the last, the walk goes on
-// with segment i+1. Before ">", a value of the wrong type names nothing.
+// each applies the wildcards wild of segment i of p to v, then goes on with segment i+1. Before ">", a
+// value of the wrong type names nothing.
 func (w *walker) each(v gjson.Result, p *annotationPath, i int, wild string) string {
 	array := wild[:wildcardLen] == everyElement
 	if array && !v.IsArray() || !array && !v.IsObject() {
@@ -392,8 +375,7 @@ func (w *walker) eachUnindexed(v gjson.Result, p *annotationPath, i int, wild st
 	return problem
 }
 
-// eachElement walks on from elem, element n of an array or the member key of an object (seen holds the
-// member names met so far: a name given twice is bad input), with the concrete path naming it.
+// eachElement walks on from elem, element n of an array or member key of an object.
 func (w *walker) eachElement(array bool, n int, key string, seen map[string]bool, elem gjson.Result,
 	p *annotationPath, i int, wild string) string {
 	pieces := 1
@@ -415,8 +397,7 @@ func (w *walker) eachElement(array bool, n int, key string, seen map[string]bool
 	return problem
 }
 
-// eachNext goes on from elem, one value a wildcard reached: the next wildcard of the segment, or segment
-// i+1.
+// eachNext goes on from elem, a value a wildcard reached, to the next wildcard or segment i+1.
 func (w *walker) eachNext(elem gjson.Result, p *annotationPath, i int, wild string) string {
 	if len(wild) > wildcardLen {
 		return w.each(elem, p, i, wild[wildcardLen:])
@@ -427,8 +408,7 @@ func (w *walker) eachNext(elem gjson.Result, p *annotationPath, i int, wild stri
 	return w.step(elem, p, i+1)
 }
 
-// entryOf looks up the walker's entry (the annotation) in a map found, where it is, without its unescaped
-// text: a key given twice, or a value that is not a string, is bad input. Without an entry, nothing.
+// entryOf looks up the walker's entry in map m, leaving it escaped.
 func (w *walker) entryOf(m gjson.Result) (gjson.Result, string) {
 	if w.entry == "" {
 		return gjson.Result{}, ""
@@ -443,10 +423,8 @@ func (w *walker) entryOf(m gjson.Result) (gjson.Result, string) {
 	return value, ""
 }
 
-// memberPiece is how a member reached by a {*} wildcard is written in a concrete path: ".name" when the
-// name could be a path segment (so that spec.pytorchReplicaSpecs{*} and spec.pytorchReplicaSpecs.Master
-// name the map of role Master the same way, and an UPDATE pairs it whichever path found it first), and
-// ["name"] otherwise (a name holding '.', say, must not read as two segments).
+// memberPiece is how a member reached by {*} is written in a concrete path: ".name" when name could be a
+// path segment, so that a wildcard and a role's own path name its map alike; ["name"] otherwise.
 func memberPiece(name string) []string {
 	if isPathName(name) {
 		return []string{".", name}

@@ -16,8 +16,7 @@ const (
 	opUpdate = "UPDATE"
 )
 
-// request holds the parts of the validate payload the decision reads, straight from the raw bytes: objects
-// are kept as raw JSON text (never decoded into structs) so a mutation can splice them.
+// request holds the parts of the validate payload the decision reads, as views of its raw JSON text.
 type request struct {
 	operation gjson.Result
 	group     string
@@ -31,18 +30,14 @@ type request struct {
 	settings  gjson.Result
 	index     *rawjson.Index // of the payload: every Result here is a view of it
 	present   bool           // the payload has a "request" member
-	// duplicate names the first member the decision reads that occurs twice ("request.kind.kind"): JSON
-	// decoders disagree on which copy wins (encoding/json takes the last, gjson the first), so no copy
-	// may be trusted. payloadDuplicate is one of the payload's own members (request, settings);
-	// operationDuplicate is request.operation; duplicate is any other.
+	// The first member the decision reads that occurs twice (docs/rules.md "Bad input"): one of the
+	// payload's own, request.operation, or any other ("request.kind.kind").
 	payloadDuplicate, operationDuplicate, duplicate string
 	seen                                            int // the request's members met so far (seenOperation, ...)
 }
 
-// readRequest walks the payload, which x indexes (so it is valid JSON), once at the top level and once
-// inside "request", into r. It loops over the members itself rather than handing x.ForEach a closure:
-// in the guest, a closure's captured variables are heap allocations. Out of line (go:noinline), its
-// iterators' frame is gone before the decision runs (docs/runtime.md "Pages").
+// readRequest reads the payload x indexes into r, with iterators, not closures (which allocate in the
+// guest); out of line (docs/runtime.md "Functions kept out of line").
 //
 //go:noinline
 func readRequest(x *rawjson.Index, r *request) {
@@ -136,8 +131,8 @@ func (r *request) readAdmissionRequest(req gjson.Result) {
 	}
 }
 
-// first records that the request's member name (its bit in seen) was met, and reports whether it is the
-// first occurrence; a second one is recorded as a duplicate.
+// first reports whether member name (its bit in seen) is met for the first time, else records it as a
+// duplicate.
 func (r *request) first(bit int, name string) bool {
 	if r.seen&bit == 0 {
 		r.seen |= bit
@@ -160,8 +155,7 @@ func (r *request) readUserInfo(userInfo gjson.Result) (username, groups gjson.Re
 	return r.readTwo(userInfo, "request.userInfo", "username", "groups")
 }
 
-// readTwo reads the members a and b of obj (at path), and records the first one that occurs twice as the
-// request's duplicate, unless one was found before.
+// readTwo reads the members a and b of obj at path, recording a duplicate.
 func (r *request) readTwo(obj gjson.Result, path, a, b string) (gjson.Result, gjson.Result) {
 	va, aDup := r.index.Child(obj, a)
 	vb, bDup := r.index.Child(obj, b)
@@ -175,38 +169,25 @@ func (r *request) readTwo(obj gjson.Result, path, a, b string) (gjson.Result, gj
 	return va, vb
 }
 
-// duplicateMember is the bad-input message for a member that occurs twice.
-func duplicateMember(name string) string {
-	return name + " occurs more than once: JSON readers disagree on which copy counts, so the policy trusts neither"
-}
-
 // requester is the authenticated user of the request.
 type requester struct {
 	username string
-	// groups is request.userInfo.groups as the payload holds it: a JSON array of strings (readRequester
-	// checked it), or nothing. The groups are read from it where they are needed, never copied into a
-	// []string: in the wasm guest a user in thousands of groups then cost thousands of allocations, each
-	// able to start a garbage collection that walks the heap (make bench: 1,000 groups 4.6 ms -> see
-	// docs/performance.md), and views into the payload would make each collection quadratic (TinyGo's
-	// collector walks back from an interior pointer block by block to its object's start).
+	// groups is request.userInfo.groups as the payload holds it, read where needed rather than copied
+	// into a []string (docs/runtime.md "Memory and TinyGo's collector").
 	groups gjson.Result
-	// plain: the groups array's text is exactly what encoding/json writes for its strings (compact, as
-	// policy-server sends it, and nothing in it that encoding/json would escape differently), so the
-	// stamp and the logs can copy it instead of reading it element by element.
+	// plain: the array's text is encoding/json's for its strings (rawjson.PlainStrings): copied as it is.
 	plain bool
 	count int // the number of groups
 }
 
-// eachGroup calls fn with each of the requester's groups, in the API server's order, until fn returns
-// false. A group is valid only during the call.
+// eachGroup calls fn with each group until fn returns false; a group is valid only during the call.
 func (u *requester) eachGroup(fn func(group string) bool) {
 	if u.groups.IsArray() {
 		u.groups.ForEach(func(_, g gjson.Result) bool { return fn(g.Str) })
 	}
 }
 
-// groupSlice copies the groups out of the payload (copies, not views: see requester.groups), for an
-// array that is not plain.
+// groupSlice copies the groups out of the payload, for an array that is not plain.
 func (u *requester) groupSlice() []string {
 	var groups []string
 	u.eachGroup(func(g string) bool {
@@ -228,11 +209,8 @@ func (u *requester) joinGroups() string {
 // logGroupsSize is about how much of the requester's groups a log line carries.
 const logGroupsSize = 1024
 
-// logGroups is the groups for log lines: joined by commas as joinGroups, or, when that would be longer
-// than logGroupsSize bytes, the groups that fit and the number left out ("a,b ... and 998 more"). Every
-// decision logs a line, policy-server forwards each one, and log pipelines cut or drop long lines: a user
-// in 20,000 groups made a 700 KB line per request, which cost more than the decision itself (make bench,
-// groups-1000). The stamp and rejection messages carry every group.
+// logGroups is joinGroups cut to about logGroupsSize bytes, with the number left out ("a,b ... and 998
+// more"; docs/runtime.md "Logs"). The stamp and rejection messages carry every group.
 func (u *requester) logGroups() string {
 	var b strings.Builder
 	shown, complete := 0, true
@@ -255,8 +233,7 @@ func (u *requester) logGroups() string {
 	return b.String()
 }
 
-// logName is the username for log lines: cut, as the groups are, to about 1 KiB (a 64 KiB username
-// would otherwise make every line about it 64 KiB). Stamps always carry the whole name.
+// logName is the username cut, as the groups are, to about 1 KiB for log lines; stamps carry it whole.
 func (u *requester) logName() string {
 	if len(u.username) <= logGroupsSize {
 		return u.username

@@ -29,13 +29,9 @@ func badInput(message string) decision { return reject(message) }
 // encode answers with the decision in a buffer of its own.
 func (d decision) encode() []byte { return d.encodeOver(nil) }
 
-// encodeOver answers with the decision written over buf, the validate payload it was read from, when the
-// answer fits in buf's capacity (Edit.WriteOver; the waPC glue, wapcguest, hands over a payload whose
-// buffer may be larger, kept from an earlier call); otherwise in a buffer of its own, sized for the whole answer. A
-// mutated object is as large as the request's, and in the guest a buffer for it costs more than the
-// copy: the heap grows for a large one, after a collection that frees nothing and follows every view into
-// the payload back to the payload's start, and its pages are new pages to touch. Out of line: its frame
-// is not the decision's (docs/runtime.md "Pages").
+// encodeOver answers with the decision written over buf, the payload it was read from, when the answer
+// fits in buf's capacity (Edit.WriteOver), otherwise in a buffer of its own (docs/runtime.md "Pages").
+// Out of line (docs/runtime.md "Functions kept out of line").
 //
 //go:noinline
 func (d decision) encodeOver(buf []byte) []byte {
@@ -56,9 +52,8 @@ func (d decision) encodeOver(buf []byte) []byte {
 	return append(out, frame[at:]...)
 }
 
-// frame writes Kubewarden's ValidationResponse (the SDK's lacks warnings) without the mutated object, and
-// returns where the object goes (-1 when nothing changed): members in the SDK's order, the empty ones left
-// out as its omitempty does.
+// frame writes Kubewarden's ValidationResponse as the SDK does, with warnings, but for the mutated object,
+// and returns where the object goes (-1 when nothing changed).
 func (d decision) frame() ([]byte, int) {
 	size := 2*len(d.message) + 64
 	for _, warning := range d.warnings {

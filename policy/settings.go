@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"bytes"
 	"regexp"
 	"slices"
 	"strconv"
@@ -24,11 +23,8 @@ const (
 // matches `system:serviceaccount:kube-system-evil:sa` (a namespace anybody may be able to create).
 var defaultSystemUsers = []string{"^system:serviceaccount:kube-system:", "^system:kube-controller-manager$"}
 
-// settingsTable is the one description of the settings, in the order docs/rules.md "Settings" lists them:
-// each key with the field it sets, whose Go type is the JSON type it takes (*bool: true or false; *string:
-// a string; *Patterns: a list of regular expressions, or one string of them; *jsonText: any JSON, read
-// where it is used), and the check of a value of that type. null, or no member, leaves the default
-// (defaultSettings). Unknown keys are refused, so that a typo cannot silently disable a control.
+// settingsTable is the one description of the settings, in docs/rules.md "Settings" order: each key, the
+// field it sets (whose Go type is the JSON type it takes) and its check.
 var settingsTable = [...]settingRow{
 	{key: "bypassAuth", field: func(d *settingsDraft) any { return &d.BypassAuth }},
 	{key: "bypassControllers", field: func(d *settingsDraft) any { return &d.BypassControllers }},
@@ -41,8 +37,7 @@ var settingsTable = [...]settingRow{
 	{key: "honorLegacyUserLabel", field: func(d *settingsDraft) any { return &d.honorLegacyUserLabel }},
 }
 
-// settingRow is one setting: its key, the field a value of the right type is stored in, and what else
-// that value must be ("" when it is fine).
+// settingRow is one setting: its key, the field its value is stored in, and its check ("" when fine).
 type settingRow struct {
 	key   string
 	field func(*settingsDraft) any
@@ -55,9 +50,7 @@ type settingsDraft struct {
 	honorLegacyUserLabel bool
 }
 
-// jsonText is a setting kept as its JSON text and read where it is used: customWorkloads is parsed only
-// when a request's kind is not one of the table's (or by validate_settings), so the common request pays
-// nothing for it.
+// jsonText is a setting kept as its JSON text and parsed only where it is used (customWorkloads).
 type jsonText string
 
 // defaultSettings is what an absent or null setting means.
@@ -102,17 +95,15 @@ func legacyLabelProblem(d *settingsDraft) string {
 		`or set honorLegacyUserLabel to false to turn legacy handling off`
 }
 
-// Limits of the module's regular expression compiler: TinyGo's stack is small, and Go's regexp parser and
-// compiler recurse once per nesting level, so a deeper pattern traps the guest (a trap in validate_settings
-// stops policy-server from starting). Settings validation checks both before compiling.
+// Limits of the module's regular expression compiler, checked before compiling: a deeper pattern traps the
+// guest (docs/runtime.md "Regular expressions").
 const (
 	maxPatternBytes    = 1024
 	maxPatternNesting  = 32
 	maxPatternBytesStr = "1,024"
 )
 
-// Settings is the validated configuration. Regexes are compiled on first use only: a fresh wasm instance
-// serves every request, and most requests (a pod without the annotation) never need them.
+// Settings is the validated configuration; regexes are compiled on first use only.
 type Settings struct {
 	BypassAuth            bool
 	BypassControllers     bool
@@ -123,8 +114,7 @@ type Settings struct {
 	// LegacyUserLabel is the legacy label in effect: "" when legacy handling is off, by legacyUserLabel ""
 	// or by honorLegacyUserLabel false.
 	LegacyUserLabel string
-	// customWorkloads is the setting's JSON text, parsed by CustomWorkloads (validate_settings) or, for the
-	// request's kind only, by customKind: most requests are of the table's kinds and never need it.
+	// customWorkloads is the setting's JSON text, parsed by CustomWorkloads, or for one kind by customKind.
 	customWorkloads jsonText
 }
 
@@ -134,10 +124,8 @@ type Patterns struct {
 	matchers []matcher
 }
 
-// matcher matches one pattern: by string comparison when the pattern is a plain literal between an optional
-// ^ and $ (the defaults are), else with the regex, compiled when it is first reached. Compiling a regex
-// costs more than the whole rest of a decision in a fresh wasm instance, and policy-server pays it on every
-// request: a list stops at its first match, so later patterns are never compiled.
+// matcher matches one pattern: by string comparison when it is a literal between an optional ^ and $ (the
+// defaults are), else with the regex, compiled when first reached (docs/runtime.md "Regular expressions").
 type matcher struct {
 	literal    string
 	start, end bool   // anchored at ^ / $
@@ -188,8 +176,8 @@ func (m *matcher) match(s string) bool {
 	return strings.Contains(s, m.literal)
 }
 
-// literalMatcher recognises patterns without regex syntax apart from a leading ^ and a trailing $. In RE2
-// without flags, ^ and $ match only at the start and the end of the text, so string comparison is exact.
+// literalMatcher recognises patterns without regex syntax apart from a leading ^ and a trailing $ (which,
+// in RE2 without flags, match only at the text's start and end).
 func literalMatcher(src string) (matcher, bool) {
 	var m matcher
 	if strings.HasPrefix(src, "^") {
@@ -208,17 +196,17 @@ func literalMatcher(src string) (matcher, bool) {
 // Len is the number of patterns.
 func (p *Patterns) Len() int { return len(p.sources) }
 
-// ParseSettings decodes a settings object and checks everything but the regexes' syntax and customWorkloads
-// (see CheckSettings). The message names every problem found, each with its key (and list index), joined by "; ".
-func ParseSettings(data []byte) (Settings, string) {
-	s, problems := parseSettings(data)
+// ParseSettings decodes a settings object and checks all but the regexes' syntax and customWorkloads. The
+// message names every problem with its key, joined by "; ". The Settings are views of text.
+func ParseSettings(text string) (Settings, string) {
+	s, problems := parseSettings(text)
 	return s, strings.Join(problems, "; ")
 }
 
-// CheckSettings is ParseSettings plus the compilation of every regex and the parse of every declared kind's
-// paths: what validate_settings answers.
+// CheckSettings is ParseSettings of a validate_settings payload, plus every regex compiled and every
+// declared kind parsed. The Settings are views of data, which must not be written while they are in use.
 func CheckSettings(data []byte) (Settings, string) {
-	s, problems := parseSettings(data)
+	s, problems := parseSettings(rawjson.View(data))
 	_, customProblems := s.CustomWorkloads()
 	problems = append(problems, customProblems...)
 	problem := func(key, msg string) { problems = append(problems, key+": "+msg) }
@@ -228,12 +216,11 @@ func CheckSettings(data []byte) (Settings, string) {
 	return s, strings.Join(problems, "; ")
 }
 
-func parseSettings(data []byte) (Settings, []string) {
+func parseSettings(text string) (Settings, []string) {
 	d := defaultSettings()
-	if trimmed := bytes.TrimSpace(data); len(trimmed) == 0 || string(trimmed) == "{}" {
+	if trimmed := strings.TrimSpace(text); trimmed == "" || trimmed == "{}" {
 		return d.Settings, nil // the common case: nothing to read
 	}
-	text := rawjson.View(data)
 	if !rawjson.Valid(text) {
 		return d.Settings, []string{notSettings("it is not valid JSON")}
 	}
@@ -245,8 +232,7 @@ func parseSettings(data []byte) (Settings, []string) {
 		return d.Settings, []string{notSettings("it is " + jsonTypeName(settings))}
 	}
 
-	// One pass over the members. An unknown or repeated key is the only problem reported: the author
-	// may mean something else by the rest.
+	// An unknown or repeated key is the only problem reported: the author may mean something else by the rest.
 	var values [len(settingsTable)]gjson.Result
 	problem := ""
 	settings.ForEach(func(key, value gjson.Result) bool {
@@ -255,8 +241,7 @@ func parseSettings(data []byte) (Settings, []string) {
 		case i < 0:
 			problem = unknownKey(key.Str)
 		case values[i].Exists():
-			// JSON readers disagree on which copy counts.
-			problem = "the key " + strconv.Quote(key.Str) + " occurs more than once: give each setting once"
+			problem = keyTwice(key.Str) + ": give each setting once"
 		default:
 			values[i] = value
 		}
@@ -288,8 +273,7 @@ func hasProblem(problems []string, key string) bool {
 	return slices.ContainsFunc(problems, func(p string) bool { return strings.HasPrefix(p, key+": ") })
 }
 
-// readSetting stores value in row's field when it has the field's type, and appends what is wrong with
-// the value to problems: its type, or what row.check finds.
+// readSetting stores value in row's field when it has the field's type, appending any problem.
 func readSetting(d *settingsDraft, row settingRow, value gjson.Result, problems []string) []string {
 	wrong := ""
 	switch field := row.field(d).(type) {
@@ -329,11 +313,9 @@ func readSetting(d *settingsDraft, row settingRow, value gjson.Result, problems 
 	return problems
 }
 
-// patternSources reads a list of regexes. A single string is read the way YuniKorn reads its own setting,
-// so that a value copied from YuniKorn's configuration means the same here: split at commas, each item
-// trimmed of white space (strings.TrimSpace, as YuniKorn does), empty items dropped (" " and "," are
-// empty lists, not patterns trusting every name with a space or a comma). Items of a real list are never
-// split: a comma there is part of the regex.
+// patternSources reads a list of regexes. A single string is read as YuniKorn reads its own setting: split
+// at commas, items trimmed, empty items dropped (" " is an empty list, not a pattern matching every name
+// with a space). A list's items are never split.
 func patternSources(value gjson.Result) ([]string, string) {
 	sources := []string{}
 	switch {
@@ -371,8 +353,7 @@ func notSettings(why string) string {
 	return "settings must be a JSON object with the keys " + strings.Join(SettingsKeys[:], ", ") + ": " + why
 }
 
-// patternLimitProblem refuses, without compiling it, a pattern the module's regex compiler cannot take, and
-// the empty pattern. It is cheap, so the validate path runs it too.
+// patternLimitProblem refuses, without compiling it, the empty pattern and one over the compiler's limits.
 func patternLimitProblem(src string) string {
 	switch {
 	case src == "":
@@ -388,8 +369,8 @@ func patternLimitProblem(src string) string {
 	return ""
 }
 
-// groupNesting is how deep the pattern's groups nest, counting as RE2 parses: an escaped parenthesis, one
-// inside a character class or inside \Q...\E is a literal. It errs on the side of counting.
+// groupNesting is how deep the pattern's groups nest as RE2 parses them (escaped, in a class or in
+// \Q...\E, a parenthesis is a literal), erring on the side of counting.
 func groupNesting(src string) int {
 	depth, deepest := 0, 0
 	for i := 0; i < len(src); i++ {
@@ -442,10 +423,8 @@ func classEnd(src string, i int) int {
 	return len(src)
 }
 
-// compileProblems reports every pattern that is not a valid RE2 regex or that matches the empty string
-// (matched anywhere in a name, such a pattern matches every name). Only validate_settings calls it:
-// policy-server refuses to start with invalid settings, so validate compiles lazily and only what it uses.
-// Patterns over the limits were reported by apply and are not compiled.
+// compileProblems reports every pattern within the limits that does not compile or matches the empty
+// string (and so every name).
 func (p *Patterns) compileProblems(key string, problem func(key, msg string)) {
 	for i, src := range p.sources {
 		if patternLimitProblem(src) != "" {

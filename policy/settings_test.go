@@ -267,7 +267,7 @@ func TestSettings_EveryProblemIsReported(t *testing.T) {
 
 func TestSettings_ValidateIgnoresRegexSyntax(t *testing.T) {
 	// validate compiles lazily (policy-server checked the settings at start-up); only CheckSettings compiles.
-	if _, problem := ParseSettings([]byte(`{"systemUsers":["("]}`)); problem != "" {
+	if _, problem := ParseSettings(`{"systemUsers":["("]}`); problem != "" {
 		t.Fatalf("ParseSettings compiled a regex: %q", problem)
 	}
 }

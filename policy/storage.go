@@ -2,14 +2,11 @@ package policy
 
 import "github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 
-// Storage holds the records of one evaluation (the index's, the walks', the edits') and keeps them for
-// the next, so that an instance kept for many evaluations reuses them instead of leaving garbage
+// Storage holds an evaluation's records (the index's, the walks', the edits') and keeps them for the next
 // (docs/runtime.md "Storage kept between evaluations"). One evaluation at a time: an answer may point into
 // the storage until the next one starts.
 type Storage struct {
-	// request and evaluation are the evaluation's own records, here rather than in the evaluation's
-	// frame: both are shared with calls that are not inlined, so the guest made each a heap allocation
-	// (with the request's copy as returned, three: 1.1 KB zeroed and copied per request).
+	// request and evaluation live here rather than in a frame (docs/runtime.md "Storage kept between evaluations").
 	request           request
 	evaluation        evaluation
 	records           rawjson.Records
@@ -17,57 +14,51 @@ type Storage struct {
 	edits             editStorage
 }
 
-// Reserve gives the storage room for the records of a request of up to size bytes. main calls it at
-// start-up, which in a pre-initialised module runs once, when the module is built: a fresh instance
-// (one request, as policy-server runs it) then makes a small request's records in storage it already
-// has, instead of in a dozen allocations, each zeroed, of TinyGo's allocator (a Pod stamp made 44). A
-// larger request grows the storage as before.
+// Reserve gives the storage room for the records of a request of up to size bytes; main calls it at
+// start-up (docs/runtime.md "Pages").
 func (s *Storage) Reserve(size int) {
 	s.records.Reserve(size)
 	for _, w := range []*walkStorage{&s.object.targets, &s.object.guards, &s.oldObject.targets, &s.oldObject.guards} {
-		w.crefs.reserve(2) // a built-in kind's targets, or a small declared kind's maps
+		w.refs.reserve(2)  // a built-in kind's targets, or a small declared kind's maps
 		w.keys.reserve(64) // their concrete paths ("spec.template.metadata.annotations")
 	}
-	s.edits.sets.reserve(2)
+	s.edits.writes.reserve(2)
 	s.edits.groups.reserve(2)
 	s.edits.spans.reserve(4)
 }
 
-// forget drops the request and the evaluation once the answer is written: they are views of the payload
-// and hold its settings, which the caller may replace before the next evaluation (a larger request needs
-// a larger buffer), and which they would keep alive through it.
+// forget drops the request and the evaluation once the answer is written: they are views of a payload
+// the caller may replace, which they would keep alive.
 func (s *Storage) forget() {
 	s.request, s.evaluation = request{}, evaluation{}
 }
 
-// objectStorage is the storage of one object's walks: its targets' and its guard maps'.
+// objectStorage is the storage of one object's walks.
 type objectStorage struct {
 	targets, guards walkStorage
 }
 
-// walkStorage is the storage of a walker's records: the maps found and their concrete paths.
+// walkStorage is the storage of a walker's records.
 type walkStorage struct {
-	crefs reused[cref]
-	keys  reused[byte]
+	refs reused[targetRef]
+	keys reused[byte]
 }
 
-// editStorage is the storage of a change's edits: the changes, their groups and their spans.
+// editStorage is the storage of a change's edits.
 type editStorage struct {
-	sets   reused[setOp]
+	writes reused[keyWrite]
 	groups reused[group]
 	spans  reused[rawjson.Span]
 }
 
-// reused is storage for a slice an evaluation fills, kept for the next evaluation: take hands it out
-// emptied, and keep takes back the slice as filled (grown, maybe, into storage of its own).
+// reused is storage for a slice an evaluation fills, kept for the next: take hands it out emptied, keep
+// takes back the slice as filled (maybe grown elsewhere).
 type reused[T any] struct {
 	kept []T
 }
 
-// take returns the storage emptied, with room for n elements, or an empty slice of its own with that
-// room when the storage has less (a fresh instance's storage has none: it allocates as it would without
-// it). The elements the last evaluation kept are zeroed first: they may point at its garbage (a view of
-// a request buffer since replaced, its settings), which they would keep alive.
+// take returns the storage emptied with room for n elements, or a new slice when it has less. The last
+// evaluation's elements are zeroed first: they may point at its garbage, which they would keep alive.
 func (r *reused[T]) take(n int) []T {
 	clear(r.kept)
 	if cap(r.kept) < n {

@@ -133,14 +133,14 @@ func TestStorage_ARequestNoLargerReusesTheRecords(t *testing.T) {
 	payload := `{"request":` + mustJSON(t, req) + `,"settings":` + string(settings) + `}`
 	var storage Storage
 	ValidateOver([]byte(payload), NewLogger(io.Discard), &storage)
-	crefs, keys, sets := unsafe.SliceData(storage.object.targets.crefs.kept), unsafe.SliceData(storage.object.targets.keys.kept),
-		unsafe.SliceData(storage.edits.sets.kept)
-	if crefs == nil || keys == nil || sets == nil {
+	refs, keys, sets := unsafe.SliceData(storage.object.targets.refs.kept), unsafe.SliceData(storage.object.targets.keys.kept),
+		unsafe.SliceData(storage.edits.writes.kept)
+	if refs == nil || keys == nil || sets == nil {
 		t.Fatal("the evaluation kept no records")
 	}
 	ValidateOver([]byte(strings.Replace(payload, `"workers-1"`, `"workers-x"`, 1)), NewLogger(io.Discard), &storage)
-	if unsafe.SliceData(storage.object.targets.crefs.kept) != crefs || unsafe.SliceData(storage.object.targets.keys.kept) != keys ||
-		unsafe.SliceData(storage.edits.sets.kept) != sets {
+	if unsafe.SliceData(storage.object.targets.refs.kept) != refs || unsafe.SliceData(storage.object.targets.keys.kept) != keys ||
+		unsafe.SliceData(storage.edits.writes.kept) != sets {
 		t.Errorf("a request like the last one made its records in storage of their own")
 	}
 }
@@ -164,11 +164,11 @@ func TestStorage_ReservedHoldsASmallRequestsRecords(t *testing.T) {
 	for _, name := range []string{"pod-create-alice", "deployment-create-alice"} {
 		var storage Storage
 		storage.Reserve(4 << 10)
-		type kept struct{ containers, crefs, keys, sets, groups, spans unsafe.Pointer }
+		type kept struct{ containers, refs, keys, sets, groups, spans unsafe.Pointer }
 		arrays := func() kept {
 			return kept{storage.records.KeptAt(),
-				unsafe.Pointer(unsafe.SliceData(storage.object.targets.crefs.kept)), unsafe.Pointer(unsafe.SliceData(storage.object.targets.keys.kept)),
-				unsafe.Pointer(unsafe.SliceData(storage.edits.sets.kept)), unsafe.Pointer(unsafe.SliceData(storage.edits.groups.kept)),
+				unsafe.Pointer(unsafe.SliceData(storage.object.targets.refs.kept)), unsafe.Pointer(unsafe.SliceData(storage.object.targets.keys.kept)),
+				unsafe.Pointer(unsafe.SliceData(storage.edits.writes.kept)), unsafe.Pointer(unsafe.SliceData(storage.edits.groups.kept)),
 				unsafe.Pointer(unsafe.SliceData(storage.edits.spans.kept))}
 		}
 		reserved := arrays()

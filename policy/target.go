@@ -10,65 +10,58 @@ import (
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 )
 
-// maps is what the kind's paths name in one object (request.object or request.oldObject): its targets,
-// the maps that hold the annotation (docs/rules.md "Words": target metadata, and a declared kind's
-// annotation maps), and a declared kind's guard maps (rule 13). A built-in kind's one target comes with
-// the pod labels beside it (labels, whose value is the legacy label) and what rules 14 and 15 read.
-type maps struct {
-	doc            string // the object's JSON text: every cref is an offset into it
-	targets, guard []cref
-	// keys and guardKeys hold the crefs' concrete paths (cref.keyAt).
+// objectMaps is what the kind's paths name in one object: the targets, a declared kind's guard maps, and
+// beside a built-in kind's one target its labels and what rules 14 and 15 read.
+type objectMaps struct {
+	doc            string // the object's JSON text: every targetRef is an offset into it
+	targets, guard []targetRef
+	// keys and guardKeys hold the refs' concrete paths (targetRef.keyAt).
 	keys, guardKeys []byte
-	labels          *cref // nil for a declared kind
+	labels          *targetRef // nil for a declared kind
 	identity        podIdentity
 }
 
 // key is a target's concrete path, for a message.
-func (m *maps) key(t *cref) string { return string(t.keyIn(m.keys)) }
+func (m *objectMaps) key(t *targetRef) string { return string(t.keyIn(m.keys)) }
 
 // guardKey is a guard map's concrete path, for a message.
-func (m *maps) guardKey(g *cref) string { return string(g.keyIn(m.guardKeys)) }
+func (m *objectMaps) guardKey(g *targetRef) string { return string(g.keyIn(m.guardKeys)) }
 
-// label is the legacy label's value; absent when it is not set, not read (legacy handling off) or the
-// kind has no labels (a declared kind).
-func (m *maps) label() gjson.Result {
+// label is the legacy label's value; absent when not set, not read, or for a declared kind.
+func (m *objectMaps) label() gjson.Result {
 	if m.labels == nil {
 		return gjson.Result{}
 	}
 	return m.labels.value.Result(m.doc)
 }
 
-// walk walks every path of the kind over an object (named by field in messages) and checks every type on
-// the way, its records in kept (the object's: the maps of request.object and request.oldObject are read
-// side by side). A problem is a bad-input message for a 400.
-func (e *evaluation) walk(object gjson.Result, field string, kept *objectStorage) (maps, string) {
+// walk walks the kind's paths over object, named field in messages; a problem is a bad-input message.
+func (e *evaluation) walk(object gjson.Result, field string, kept *objectStorage) (objectMaps, string) {
 	if !object.IsObject() {
-		return maps{}, field + " is missing or not an object"
+		return objectMaps{}, field + " is missing or not an object"
 	}
 	k := &e.kind
 	root := rawjson.Root(object.Raw)
 	w := walker{doc: object.Raw, index: e.req.index, field: field, kind: k.name, entry: AnnotationKey, most: e.mostTargets(object)}
 	if problem := kept.targets.walk(&w, root, k.targets); problem != "" {
-		return maps{}, problem
+		return objectMaps{}, problem
 	}
 	g := walker{doc: object.Raw, index: e.req.index, field: field, kind: k.name}
 	if problem := kept.guards.walk(&g, root, k.guards); problem != "" {
-		return maps{}, problem
+		return objectMaps{}, problem
 	}
-	m := maps{doc: object.Raw, targets: inDocumentOrder(w.crefs), guard: inDocumentOrder(g.crefs), keys: w.keys, guardKeys: g.keys}
+	m := objectMaps{doc: object.Raw, targets: inDocumentOrder(w.refs), guard: inDocumentOrder(g.refs), keys: w.keys, guardKeys: g.keys}
 	if k.labels == nil {
 		return m, ""
 	}
-	// Not `return m, e.readLabels(&m, ...)`: Go does not say whether m is read before or after the call
-	// fills it in, and TinyGo reads it before.
+	// Not `return m, e.readLabels(&m, ...)`: Go leaves unspecified whether m is read before the call fills
+	// it, and TinyGo reads it before.
 	problem := e.readLabels(&m, root, field)
 	return m, problem
 }
 
-// mostTargets is how many maps one path may name in a CREATE's object before the bounded answer is
-// certain (0: no bound): each target of the answer carries a value of at least minStampBytes, and an
-// object of at most 3 MiB cannot carry them all itself, so one is stamped and the answer is over 3 MiB.
-// A system user's CREATE is rule 4's, which stamps nothing.
+// mostTargets is how many maps one path may name in a CREATE's object before the answer is certainly over
+// 3 MiB (docs/rules.md "Cost"); 0 for no bound, as for a system user's CREATE, which stamps nothing (rule 4).
 func (e *evaluation) mostTargets(object gjson.Result) int {
 	if e.req.operation.Str != "CREATE" || len(object.Raw) > maxObjectBytes || e.systemUser() {
 		return 0
@@ -76,18 +69,17 @@ func (e *evaluation) mostTargets(object gjson.Result) int {
 	return maxObjectBytes/minStampBytes + 1
 }
 
-// minStampBytes is less than a target's value takes in an answer: the member "yunikorn.apache.org/user.info":
-// (32 bytes), the shortest valid value written as a JSON string, "{\"user\":\"x\"}" (18), and a separator.
+// minStampBytes is at most what a target's value takes in an answer (docs/rules.md "Cost").
 const minStampBytes = 50
 
-// readLabels reads what a built-in kind's pod labels hold beside its target (one: a built-in path names
-// one map, and its pod template is required): rule 14's sources and the legacy label.
-func (e *evaluation) readLabels(m *maps, root gjson.Result, field string) string {
+// readLabels reads rule 14's sources and the legacy label from the pod labels beside a built-in kind's
+// one target.
+func (e *evaluation) readLabels(m *objectMaps, root gjson.Result, field string) string {
 	l := walker{doc: m.doc, index: e.req.index, field: field, kind: e.kind.name}
 	if problem := l.walk(root, e.kind.labels); problem != "" {
 		return problem
 	}
-	m.labels = &l.crefs[0]
+	m.labels = &l.refs[0]
 	labels := m.labels.m.Result(m.doc)
 	labelsAt, annotationsAt := mapPath{field, e.kind.labels.plain}, mapPath{field, e.kind.targets[0].plain}
 	var problem string
@@ -100,28 +92,21 @@ func (e *evaluation) readLabels(m *maps, root gjson.Result, field string) string
 	return problem
 }
 
-// walk walks every path of paths over root with w, its records in s, and keeps them there whatever the
-// outcome: the next evaluation's take zeroes every record this one made.
+// walk walks paths over root with w, keeping its records in s whatever the outcome.
 func (s *walkStorage) walk(w *walker, root gjson.Result, paths []annotationPath) string {
-	w.crefs, w.keys = s.crefs.take(0), s.keys.take(0)
+	w.refs, w.keys = s.refs.take(0), s.keys.take(0)
 	problem := w.walkAll(root, paths)
-	s.crefs.keep(w.crefs)
+	s.refs.keep(w.refs)
 	s.keys.keep(w.keys)
 	return problem
 }
 
-func duplicateKey(path, key string) string {
-	return path + " has the key " + strconv.Quote(key) + " more than once"
-}
-
-// mapPath names a map in messages: the object (request.object) and the map's path in it, joined only
-// when a message is written, not for every request.
+// mapPath names a map in messages (request.object and the path), joined only when a message is written.
 type mapPath struct{ field, path string }
 
 func (p mapPath) String() string { return p.field + "." + p.path }
 
-// stringEntry reads m[key] from a string map (annotations or labels, named by at in messages): a key
-// given twice, or a value that is not a string, is bad input.
+// stringEntry reads m[key] from a string map named at; a key given twice or a non-string is bad input.
 func stringEntry(x *rawjson.Index, m gjson.Result, key string, at mapPath) (gjson.Result, string) {
 	v, dup := x.Child(m, key)
 	switch {
@@ -133,9 +118,8 @@ func stringEntry(x *rawjson.Index, m gjson.Result, key string, at mapPath) (gjso
 	return v, ""
 }
 
-// sameEntry reports whether two optional string entries are equal: same presence, same (unescaped) value.
-// gjson turns every invalid escape (a lone surrogate such as \ud800) into U+FFFD, so values that contain
-// one are compared as written too: `\ud800\u0041` and `\ud800\u0042` must not look alike.
+// sameEntry reports whether two optional string entries are equal: same presence, same unescaped value.
+// gjson reads a lone surrogate escape as U+FFFD, so values holding U+FFFD are compared as written too.
 func sameEntry(a, b gjson.Result) bool {
 	if a.Exists() != b.Exists() || a.Str != b.Str {
 		return false

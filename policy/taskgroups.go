@@ -10,10 +10,8 @@ import (
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 )
 
-// Rules 15 and 16: YuniKorn's gang scheduling makes placeholder pods from the task groups in a pod's
-// task-groups annotation, copying each group's annotations and labels onto them. Task groups are read
-// strictly here (docs/rules.md "Task groups (rules 15 and 16)"), because YuniKorn's decoder is lenient: a value the policy
-// cannot read the way YuniKorn does is refused, never stamped.
+// Rules 15 and 16: task groups are read strictly (docs/rules.md "Task groups (rules 15 and 16)"): a value
+// the policy cannot read as YuniKorn's lenient decoder does is refused, never stamped.
 
 // TaskGroupsKey is the annotation YuniKorn's gang scheduling reads task groups from.
 const TaskGroupsKey = "yunikorn.apache.org/task-groups"
@@ -71,8 +69,8 @@ func readTaskGroups(text, legacyLabel string) taskGroups {
 	}
 }
 
-// refusal is rule 15's message for an untrusted requester's value, or ""; carries says whether the
-// target map carries a user.info value in the resulting object (false for a guard leaf's value).
+// refusal is rule 15's message for an untrusted requester's value, or ""; carries: the target carries a
+// user.info value in the answer.
 func (tg *taskGroups) refusal(carries bool) string {
 	switch {
 	case tg.notPlain != "":
@@ -201,7 +199,7 @@ func (r *groupsReader) unique(obj gjson.Result) bool {
 		seen := make(map[string]struct{}, len(r.keys))
 		for _, k := range r.keys {
 			if _, dup := seen[k]; dup {
-				r.tg.notPlain = "an object has the member " + quote(k) + " more than once"
+				r.tg.notPlain = keyTwice(k) + " in an object"
 				return false
 			}
 			seen[k] = struct{}{}
@@ -211,7 +209,7 @@ func (r *groupsReader) unique(obj gjson.Result) bool {
 	for i, k := range r.keys {
 		for _, other := range r.keys[:i] {
 			if k == other {
-				r.tg.notPlain = "an object has the member " + quote(k) + " more than once"
+				r.tg.notPlain = keyTwice(k) + " in an object"
 				return false
 			}
 		}
@@ -270,7 +268,7 @@ const maxObjectBytes = 3 << 20
 
 // groupsRewrite is one target's task-groups value to be written again with its groups stamped (rule 16).
 type groupsRewrite struct {
-	set    int    // its edit in the change's sets, whose value is written once the size is known
+	write  int    // its edit in the change's writes, whose value is written once the size is known
 	text   string // the value as read
 	x      *rawjson.Index
 	value  string // the user.info value each group gets
@@ -280,7 +278,7 @@ type groupsRewrite struct {
 }
 
 // taskGroupsOf is a target's task-groups value (absent when it has none, or it is not a string).
-func (e *evaluation) taskGroupsOf(m *maps, t *cref) (gjson.Result, string) {
+func (e *evaluation) taskGroupsOf(m *objectMaps, t *targetRef) (gjson.Result, string) {
 	if m.labels != nil {
 		return m.identity.taskGroups, ""
 	}
@@ -298,10 +296,9 @@ func (e *evaluation) taskGroupsOf(m *maps, t *cref) (gjson.Result, string) {
 	return v, ""
 }
 
-// groups applies rules 15 and 16 to one target of a CREATE or a workload's or declared kind's UPDATE:
-// carried is its user.info value in the resulting object (nil when it carries none), before its pair in
-// was (nil on CREATE and for a new target).
-func (c *change) groups(m *maps, t *cref, carried *string, was *maps, before *cref) (decision, bool) {
+// groups applies rules 15 and 16 to one target (but a Pod's UPDATE): carried is its user.info value in the
+// answer (nil for none), before its pair in was (nil on CREATE and for a new target).
+func (c *change) groups(m *objectMaps, t *targetRef, carried *string, was *objectMaps, before *targetRef) (decision, bool) {
 	e := c.e
 	now, problem := e.taskGroupsOf(m, t)
 	if problem != "" {
@@ -353,15 +350,14 @@ func (c *change) groups(m *maps, t *cref, carried *string, was *maps, before *cr
 		return reject(refusal), true
 	}
 	if rw.groups > 0 {
-		rw.set = c.edits.replace(t, TaskGroupsKey, rawjson.RefOf(now))
+		rw.write = c.edits.replace(t, TaskGroupsKey, rawjson.RefOf(now))
 		c.rewrites = append(c.rewrites, rw)
 	}
 	return decision{}, false
 }
 
-// podGroups applies rules 15 and 16 to a Pod's UPDATE: nothing is rewritten, and an untrusted requester's
-// new or changed task groups must each carry exactly the pod's own user.info value.
-func (e *evaluation) podGroups(now, was *maps) string {
+// podGroups applies rules 15 and 16 to a Pod's UPDATE, which rewrites nothing.
+func (e *evaluation) podGroups(now, was *objectMaps) string {
 	value, old := now.identity.taskGroups, was.identity.taskGroups
 	if !value.Exists() || sameEntry(old, value) || e.trusted() {
 		return ""
@@ -382,10 +378,9 @@ func (e *evaluation) podGroups(now, was *maps) string {
 	return ""
 }
 
-// stamp walks the groups of a plain array of task groups and writes the user.info value into each that
-// does not carry it (over a different value only when rw.over, and when differs agrees). With out nil it
-// only counts; otherwise it appends the rewritten text to out. It returns the rewritten value's length as
-// a JSON string and how many groups it writes.
+// stamp writes the user.info value into each task group that does not carry it (over a different value
+// when rw.over and differs agrees), appending the text to out; with out nil it only counts. It returns the
+// text's length as a JSON string and how many groups it writes.
 func (rw *groupsRewrite) stamp(out []byte, differs func(old string) bool) (size, groups int, _ []byte) {
 	entry := quote(AnnotationKey) + ":" + quote(rw.value)
 	value := quote(rw.value)

@@ -193,6 +193,9 @@ func TestRule15_TaskGroupsThatAreNotPlainAreRefused(t *testing.T) {
 		resp, _ := evaluateReq(t, podTaskGroups(t, map[string]any{"username": "system:serviceaccount:kube-system:yunikorn"}, groups), "")
 		expectAllowed(t, resp)
 	}
+	// a key given twice, in the settings' wording (keyTwice)
+	resp, _ := evaluateReq(t, podTaskGroups(t, bobUser, `[{"name":"a","name":"b"}]`), "")
+	expectRejected(t, resp, TaskGroupsNotPlainRefusal(`the key "name" occurs more than once in an object`))
 }
 
 func TestRule15_TheAnnotationElsewhereInTaskGroupsIsRefused(t *testing.T) {

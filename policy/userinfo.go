@@ -13,10 +13,9 @@ import (
 // AnnotationKey is the annotation YuniKorn reads the submitting user from.
 const AnnotationKey = "yunikorn.apache.org/user.info"
 
-// UserInfo is the value of the annotation, in YuniKorn's own encoding (docs/rules.md "Value format"): keys in
-// this order, groups in the API server's order and left out when empty, Go encoding/json string escaping
-// (easyjson's writer escapes <, >, & and U+2028/U+2029 and replaces invalid UTF-8 exactly as encoding/json
-// does; a test compares the two byte for byte).
+// UserInfo is the value of the annotation, encoded as YuniKorn does (docs/rules.md "Value format"): keys in
+// this order, groups in the API server's order and left out when empty, encoding/json's escaping (which
+// easyjson's writer matches; a test compares them).
 type UserInfo struct {
 	User   string
 	Groups []string
@@ -35,8 +34,8 @@ func (u UserInfo) Encode() string {
 	return string(w.Buffer.BuildBytes())
 }
 
-// stampValue is UserInfo{User: u.username, Groups: u's groups}.Encode(). A plain groups array
-// (requester.plain) is already that encoding and is copied as it is, without building the []string.
+// stampValue is UserInfo{User: u.username, Groups: u's groups}.Encode(); a plain groups array is copied
+// as it is.
 func stampValue(u *requester) string {
 	if !u.plain {
 		return UserInfo{User: u.username, Groups: u.groupSlice()}.Encode()
@@ -53,10 +52,8 @@ func stampValue(u *requester) string {
 	return string(w.Buffer.BuildBytes())
 }
 
-// stampJSON is rawjson.Quote(stampValue(u)), the annotation value as the JSON string spliced into the
-// object, in parts. For a plain groups array the array is one part written from the payload with its
-// quotes escaped (each delimits a group and becomes \", and nothing else in it needs escaping): for a user
-// in 20,000 groups the stamp is ~750 KB, and a copy of it cost a heap growth per request.
+// stampJSON is rawjson.Quote(stampValue(u)) in parts: a plain groups array is one part written from the
+// payload with its quotes escaped, not copied (20,000 groups are ~750 KB).
 func stampJSON(u *requester) []rawjson.Part {
 	if !u.plain {
 		return rawjson.Texts(nil, rawjson.Quote(stampValue(u)))
@@ -69,10 +66,8 @@ func stampJSON(u *requester) []rawjson.Part {
 	return []rawjson.Part{{Text: `"{\"user\":` + user + `,\"groups\":`}, {Text: u.groups.Raw, Quotes: 2 * u.count}, {Text: `}"`}}
 }
 
-// CheckSuppliedValue applies the strict validator of docs/rules.md "Value format" to a value supplied by a trusted requester and
-// returns "" when it is valid, or what is wrong with it. Upstream YuniKorn accepts null, {}, unknown and
-// duplicate keys; the scheduler would then read "nobody" or the last duplicate (and encoding/json matches
-// keys case-insensitively), so each of those is refused here.
+// CheckSuppliedValue applies the strict validator of docs/rules.md "Value format" to a trusted requester's
+// value: "" when it is valid, or what is wrong with it.
 func CheckSuppliedValue(value string) string {
 	if !rawjson.Valid(value) {
 		return "it is not valid JSON"

@@ -7,17 +7,13 @@ import (
 )
 
 // Validate answers a Kubewarden validate payload ({"request":..,"settings":..}) with a validation response.
-// It never fails: bad input is a rejection with code 400 (docs/rules.md "Bad input"); a Go error or a trap
-// would be answered by the host as a rejection with code 500 and no message the user can act on.
+// It never fails: bad input is a rejection with code 400 (docs/rules.md "Bad input").
 func Validate(payload []byte, logger *Logger) []byte {
 	return evaluate(payload, logger, new(Storage)).encode()
 }
 
-// ValidateOver is Validate for a payload the caller has no further use for: the answer is written over
-// the payload's bytes, and the capacity after them, when it fits there (decision.encodeOver), so that a
-// mutated object, as large as the request's, needs no buffer of its own. The waPC handler uses it: the
-// request buffer is the guest's own, and nothing reads it after the call. The records of the evaluation
-// are made in storage, the caller's from one call to the next (Storage).
+// ValidateOver is Validate for a payload the caller has no further use for: the answer is written over it
+// when it fits, and the records are made in storage, which the caller keeps between calls.
 func ValidateOver(payload []byte, logger *Logger, storage *Storage) []byte {
 	answer := evaluate(payload, logger, storage).encodeOver(payload)
 	storage.forget()
@@ -30,14 +26,8 @@ func ValidateSettings(payload []byte) []byte {
 	return settingsResponse{Valid: problem == "", Message: problem}.encode()
 }
 
-// evaluate reads the request in the order docs/rules.md "Which requests are decided" fixes: operation, then kind, then the request's own fields.
-//
-// The decisions it hands over to (create, update, ...) are kept out of line (go:noinline): inlined,
-// their locals shared one 9 KB stack frame, and a fresh instance touches every stack page a request
-// reaches; each page is a page fault on wasmtime, the engine policy-server runs (a 4 KB Pod: 12.9 -> 6.6
-// KB of stack, 14 -> 12 pages written; docs/runtime.md "Pages"). TinyGo's last step, binaryen's wasm-opt,
-// later inlines their code into the caller all the same, but each keeps its own frame (its own moves of
-// the stack pointer): the frames stay apart.
+// evaluate reads the request in the order docs/rules.md "Which requests are decided" fixes (operation,
+// kind, then the rest) and decides. Its callees are out of line: docs/runtime.md "Functions kept out of line".
 func evaluate(payload []byte, logger *Logger, storage *Storage) decision {
 	e, d := prepare(payload, logger, storage)
 	if e == nil {
@@ -47,13 +37,11 @@ func evaluate(payload []byte, logger *Logger, storage *Storage) decision {
 }
 
 // prepare is evaluate up to the rules: it reads the request and the settings into the storage's
-// evaluation, or decides without one (bad input, an operation or a kind the policy leaves alone). Out of
-// line, so that its frame (the readers' locals, the settings as parsed) is gone before the rules run
-// (docs/runtime.md "Pages").
+// evaluation, or decides without one (bad input, an operation or a kind the policy leaves alone).
 //
 //go:noinline
 func prepare(payload []byte, logger *Logger, storage *Storage) (*evaluation, decision) {
-	// The payload outlives the evaluation and nothing writes it before the answer, so a view of it is safe.
+	// Nothing writes the payload before the answer: a view of it is safe.
 	text := rawjson.View(payload)
 	index := storage.records.Parse(text)
 	if index == nil {
@@ -84,14 +72,14 @@ func prepare(payload []byte, logger *Logger, storage *Storage) (*evaluation, dec
 	if !ours {
 		return evaluateCustom(r, logger, storage)
 	}
-	if kind.rules == BindingRules {
+	if kind.handling == BindingHandling {
 		return nil, bindingDecision(index, r.object, logger) // needs neither the requester nor the settings
 	}
 	who, problem := readRequester(r)
 	if problem != "" {
 		return nil, badInput(problem)
 	}
-	settings, problem := ParseSettings(rawjson.Bytes(r.settings.Raw)) // read only
+	settings, problem := ParseSettings(r.settings.Raw)
 	if problem != "" {
 		return nil, badInput("the policy settings are not valid: " + problem)
 	}
@@ -101,15 +89,14 @@ func prepare(payload []byte, logger *Logger, storage *Storage) (*evaluation, dec
 }
 
 // evaluateCustom is prepare for a kind outside the table: a kind declared in customWorkloads (rules
-// 11-13) is decided by the evaluation it returns, anything else is accepted unchanged. Settings are read
-// only when they declare kinds, and then only the request's kind is parsed.
+// 11-13) gets an evaluation, anything else is accepted. Only the request's kind is parsed.
 //
 //go:noinline
 func evaluateCustom(r *request, logger *Logger, storage *Storage) (*evaluation, decision) {
 	if tableKind(r.group, r.kind) != nil || !hasCustomWorkloads(r.settings) {
 		return nil, accept() // an operation of a table kind the policy does not decide on (UPDATE of a Binding)
 	}
-	settings, problem := ParseSettings(rawjson.Bytes(r.settings.Raw)) // read only
+	settings, problem := ParseSettings(r.settings.Raw)
 	if problem != "" {
 		return nil, badInput("the policy settings are not valid: " + problem)
 	}
@@ -129,10 +116,8 @@ func evaluateCustom(r *request, logger *Logger, storage *Storage) (*evaluation, 
 	return e, decision{}
 }
 
-// bindingDecision applies rule 10. The API server copies a Binding's metadata.annotations onto the pod,
-// still unscheduled, with no Pod admission of its own, so a Binding that carries the annotation would
-// change an existing pod's annotation: refused whoever sends it, as rule 5 exempts nobody. Every other
-// Binding (the schedulers' own carry no annotations) is accepted unchanged.
+// bindingDecision applies rule 10: a Binding that carries the annotation is refused whoever sends it,
+// any other is accepted unchanged.
 //
 //go:noinline
 func bindingDecision(x *rawjson.Index, object gjson.Result, logger *Logger) decision {
@@ -150,8 +135,8 @@ func bindingDecision(x *rawjson.Index, object gjson.Result, logger *Logger) deci
 	return accept()
 }
 
-// bindingSetsAnnotation reports whether a Binding's metadata.annotations holds the annotation key, with
-// any value; keys are compared after unescaping (a key that occurs twice is held too).
+// bindingSetsAnnotation reports whether a Binding's metadata.annotations holds the annotation key (once
+// unescaped, once or twice), with any value.
 func bindingSetsAnnotation(x *rawjson.Index, object gjson.Result) (bool, string) {
 	const field = "request.object"
 	if !object.IsObject() {
@@ -204,8 +189,7 @@ func (e *evaluation) invalidValueIn(where, problem string) decision {
 // systemUser reports whether the requester matches systemUsers.
 func (e *evaluation) systemUser() bool { return e.settings.SystemUsers.MatchString(e.who.username) }
 
-// trusted reports a trusted controller or a trusted external (docs/rules.md "Words"). It is asked only when
-// the answer matters, and answered once.
+// trusted reports a trusted controller or a trusted external (docs/rules.md "Words"), worked out once.
 func (e *evaluation) trusted() bool {
 	if e.trust == 0 {
 		e.trust = -1

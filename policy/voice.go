@@ -6,18 +6,14 @@ import (
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 )
 
-// voice is how a kind's decisions are told: the refusals, the log entries and the warnings. The rules are
-// the same for every kind (decide.go); a built-in kind tells them about its one target metadata, by rule
-// number 1-9, and a declared kind about its maps by their concrete paths, rules 11-13, with one warning
-// for however many maps.
+// voice is how a kind's decisions are told (refusals, log entries, warnings): a built-in kind's by rules
+// 1-9 about its target metadata, a declared kind's by rules 11-13 about its maps, in one warning.
 type voice interface {
 	// createdBySystem is rule 4's debug entry.
 	createdBySystem() string
-	// refuseSupplied refuses an untrusted value (rules 1 and 11, onUntrustedAnnotation: reject) in the
-	// target named key.
+	// refuseSupplied refuses an untrusted value in the target named key (rules 1 and 11).
 	refuseSupplied(e *evaluation, key string) decision
-	// refuseChange refuses an untrusted change (rules 8 and 12, onUntrustedAnnotation: reject) of the
-	// annotation, or of the legacy label when onlyLabel, in the target named key.
+	// refuseChange refuses an untrusted change in the target named key (rules 8 and 12).
 	refuseChange(e *evaluation, key string, onlyLabel bool) decision
 	// tell answers with the change made (mutated) and tells what was done.
 	tell(c *change, mutated rawjson.Edit) decision
@@ -70,9 +66,7 @@ func (builtinVoice) tell(c *change, mutated rawjson.Edit) decision {
 	case c.n[kept] > 0:
 		e.debug("supplied value kept: the requester is trusted (rule 1)")
 	case c.n[ownIdentity] > 0:
-		// Exactly what the policy would write, e.g. a Job made with `kubectl create job --from=cronjob` by
-		// the CronJob's owner: nothing is forged and nothing changes (docs/rules.md "Host protocol": mutate
-		// only on change).
+		// e.g. a Job made by `kubectl create job --from=cronjob` by the CronJob's owner: nothing changes.
 		e.debug("supplied value is the requester's own identity: left as it is (rule 1)")
 	case c.n[trustedChange] > 0:
 		e.debug("template identity changed by a trusted requester (rule 7)")
@@ -120,8 +114,7 @@ func (declaredVoice) tell(c *change, mutated rawjson.Edit) decision {
 	return d
 }
 
-// customWarning says what was done to untrusted values, in one line under 120 characters (kubectl prints
-// warnings on one line each).
+// customWarning says what was done to untrusted values, in one line under maxWarning characters.
 func customWarning(replaced, restored int) string {
 	maps := func(n int) string {
 		if n == 1 {

@@ -1,8 +1,7 @@
 package policy
 
-// The warnings the API server shows the requester (kubectl prints each as "Warning: ..."). Each fits in
-// maxWarning characters, policy-evaluator's guidance, for every built-in target path and the default
-// legacy label; a longer legacy label name is replaced by a description rather than cut.
+// The warnings kubectl shows the requester, each at most maxWarning characters; a longer legacy label
+// name is described rather than cut (docs/runtime.md "What policy-server does with the answer").
 const maxWarning = 120
 
 // replacedWarning: rule 1, an untrusted value replaced by the requester's identity.
@@ -19,8 +18,7 @@ func fit(msg, shorter string) string {
 	return msg
 }
 
-// restoredWarning: rule 8, an untrusted change of a template's identity undone. what is the annotation
-// key or the legacy label's name.
+// restoredWarning: rule 8, an untrusted change of what (the annotation or the legacy label) undone.
 func restoredWarning(what, where string) string {
 	return fit(what+" in "+where+" restored: only trusted submitters may change it",
 		fit("the legacy user label in "+where+" restored: only trusted submitters may change it",

@@ -1,21 +1,16 @@
-// Package wapcguest is the modules' waPC guest: the exports and imports of the waPC protocol, the functions a
-// module registers, and the one buffer every call's request is read into. policy.wasm and the benchmark's
-// floor and typed modules are built on it alike, so that the floor pays what the policy pays for the
-// protocol and nothing else.
+// Package wapcguest is the waPC guest of the project's modules: the protocol's exports and imports, the
+// functions a module registers, and the one buffer every request is read into. policy.wasm and the
+// benchmark's floor modules share it, so the floor pays for the protocol what the policy pays.
 package wapcguest
 
-// guest is the waPC guest: the functions main registers, and the one buffer every call's request is read
-// into and its answer written over. The buffer lives as long as the instance and is replaced only by a
-// larger one (an answer that did not fit becomes the buffer), so that a kept instance allocates no buffer
-// for requests and answers no larger than ones it has seen (docs/runtime.md "The waPC buffer").
+// guest holds the registered functions and the one buffer every request is read into and its answer
+// written over, replaced only by a larger one (docs/runtime.md "The waPC buffer").
 type guest struct {
 	functions Functions
-	// operation holds the operation's name when it fits, as every name of these modules does
-	// ("validate", "validate_settings", "protocol_version"): no allocation for it.
+	// operation holds the operation's name when it fits, as every name of these modules does.
 	operation [32]byte
 	buf       []byte // the payload, as read by the last call
-	// want is the size of the next buffer: the largest payload or answer seen, so that an answer larger
-	// than its request (a stamp for each of many targets) is written over the buffer the next time.
+	// want is the next buffer's size: the largest payload or answer seen.
 	want int
 }
 
@@ -25,7 +20,7 @@ func (g *guest) call(operationSize, payloadSize int, request func(operation, pay
 	operation := g.operationRoom(operationSize)
 	g.want = max(g.want, payloadSize)
 	if cap(g.buf) < g.want {
-		size := g.want // a fresh instance's buffer: room to spare would be pages written for nothing
+		size := g.want // a fresh instance's: no room to spare
 		if g.buf != nil {
 			size = roomFor(g.want)
 		}
@@ -56,7 +51,7 @@ func (g *guest) operationRoom(n int) []byte {
 }
 
 // roomFor is the size of a buffer that replaces a smaller one to hold n bytes: the power of two at or
-// above n, so that a kept instance replaces its buffer at most once for every doubling of its requests.
+// above n, so that the buffer is replaced at most once per doubling of the requests.
 func roomFor(n int) int {
 	size := 1
 	for size < n {
@@ -65,18 +60,16 @@ func roomFor(n int) int {
 	return size
 }
 
-// Functions are a module's operations by name: each answers its payload (and never fails: a guest error
-// becomes a denial with code 500 that tells the user nothing). An operation may write its answer over its
-// payload, up to the payload's capacity; an answer anywhere else must be a buffer the operation keeps no
-// reference to, as the guest may read the next call's payload into it.
+// Functions are a module's operations by name; each answers its payload and never fails. An answer may be
+// written over the payload, up to its capacity; any other answer must be a buffer the operation no longer
+// references, as the next payload may be read into it.
 type Functions = map[string]func(payload []byte) []byte
 
 // theGuest answers the host's calls.
 var theGuest guest
 
-// Register sets the module's operations; main calls it once, at the end of start-up: it leaves the
-// heap's free space on a page of its own (alignHeap), where what main allocates after it (the policy's
-// reserved storage) and then each request's buffer go.
+// Register sets the module's operations. main calls it once, at the end of start-up: it leaves the
+// heap's free space starting on a page of its own (alignHeap).
 func Register(functions Functions) {
 	theGuest.functions = functions
 	alignHeap()

@@ -4,9 +4,8 @@ package wapcguest
 
 import "unsafe"
 
-// The waPC imports and export, as github.com/wapc/wapc-guest-tinygo declares them (the protocol's
-// names and signatures), around guest.call. Memory is handed over as the address of a slice's first
-// byte (nil for an empty one); unsafe only reads an address, in alignHeap.
+// The waPC imports and export, with github.com/wapc/wapc-guest-tinygo's names and signatures, around
+// guest.call. Memory goes over as the address of a slice's first byte; unsafe only reads an address.
 
 //go:wasmimport wapc __guest_request
 func guestRequest(operation, payload *byte)
@@ -37,32 +36,21 @@ func guestCall(operationSize, payloadSize uint32) bool {
 // The host call that logs: kubewarden, tracing, log.
 var logBinding, logNamespace, logOperation = []byte("kubewarden"), []byte("tracing"), []byte("log")
 
-// HostLog sends one log line to the host (kubewarden, tracing, log), as the SDK's writer does; the host's
-// answer is not read.
+// HostLog sends one log line to the host, as the SDK's writer does; the host's answer is not read.
 func HostLog(line []byte) {
 	hostCall(first(logBinding), uint32(len(logBinding)), first(logNamespace), uint32(len(logNamespace)),
 		first(logOperation), uint32(len(logOperation)), first(line), uint32(len(line)))
 }
 
-// page is the unit in which a fresh instance's memory is first written: on wasmtime, policy-server's
-// engine, each first write to a 4 KiB page of a fresh instance is a page fault, a few microseconds each
-// (docs/runtime.md "Pages").
+// page is the unit in which wasmtime maps a fresh instance's memory (docs/runtime.md "Pages").
 const page = 4096
 
 // probe holds alignHeap's allocations while it reads their addresses.
 var probe []byte
 
-// alignHeap pads the heap, at the end of start-up, so that the first allocation after it starts on a page
-// of its own: what main allocates after Register (the policy's reserved storage), then each request's
-// buffer (in a pre-initialised module start-up runs once, at build time).
-// Start-up leaves its objects ending anywhere in a page; a request's allocations then straddle one page
-// more than their size needs (a 4 KB Pod stamp: 7.8 KB from the middle of a page, three pages instead
-// of two). The pad is garbage, never read, and freed by the first collection of an instance kept for
-// many requests.
-//
-// It follows TinyGo's allocator (runtime/gc_blocks.go), which takes a new object from the free range at
-// the heap's end, in blocks of 16 bytes that start with an 8-byte header; on another allocator it may
-// miss the page, which costs nothing but the pad.
+// alignHeap pads the heap so that the next allocation starts on a page of its own. It follows TinyGo's
+// allocator (16-byte blocks, an 8-byte header); with another it may miss the page, which costs only the
+// pad (docs/runtime.md "Pages").
 func alignHeap() {
 	const block, header = 16, 8
 	probe = make([]byte, 1) // one block

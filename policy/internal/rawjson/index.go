@@ -7,10 +7,9 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// Index records where every large container and long string of one valid JSON document ends, as the
-// validating pass (Parse) finds them, so that reading an object's members never rescans a value it steps
-// over. Lookups go by address: a Result that is a view of the document is found in the index; anything
-// else, or everything when the index is nil, is read by gjson (docs/runtime.md "The JSON index").
+// Index records where each large container and long string of one valid document ends, so that reading
+// members never rescans a value. A Result that is not a view of the document, or any with a nil Index, is
+// read by gjson (docs/runtime.md "The JSON index").
 type Index struct {
 	doc        string
 	containers []container // the containers and string values of minSize bytes or more, in document order
@@ -86,19 +85,16 @@ func (x *Index) ForEach(v gjson.Result, fn func(key, value gjson.Result) bool) {
 	}
 }
 
-// MemberIter reads the members of a container of the indexed document one at a time (forEach's loop,
-// for callers that would otherwise pass it a closure: in the guest every closure that captures a
-// variable is a heap allocation, and member runs for every step of every path).
+// MemberIter reads the members of a container of the indexed document one at a time: ForEach's loop
+// without a closure, which allocates in the guest.
 type MemberIter struct {
 	x             *Index
 	base, vIndex  int // where the container's view starts in the document, and its Index
 	i, closing, c int // the next member, the closing bracket, the next recorded container
 	object        bool
 	key           gjson.Result
-	// keysOnly leaves string values escaped (Str empty) and numbers unread (Num 0): a lookup by key
-	// unescapes only the value it finds, so that finding one annotation among hundreds of JSON-text ones
-	// costs no copy of the others, and it steps over numbers without strconv.ParseFloat, whose frame
-	// alone is a kilobyte of the guest's stack (docs/runtime.md "Pages").
+	// keysOnly leaves string values escaped (Str empty) and numbers unread (Num 0), for a lookup by key
+	// (docs/runtime.md "The JSON index").
 	keysOnly bool
 }
 
@@ -128,11 +124,9 @@ func (x *Index) Members(v gjson.Result) (MemberIter, bool) {
 	return it, true
 }
 
-// Next returns the Next member (an array's key is its position), with the same Raw, Str, Type, Num and
-// Index as gjson's ForEach gives, or more false after the last.
-//
-// The iterator is a value, given and returned: in the guest, a variable whose address goes to a call that
-// is not inlined lives on the heap, and a pointer receiver made every lookup an allocation.
+// Next returns the next member (an array's key is its position) as gjson's ForEach gives it, or more
+// false after the last. The iterator is a value, given and returned, as a pointer receiver allocates
+// in the guest.
 func (it MemberIter) Next() (_ MemberIter, key, value gjson.Result, more bool) {
 	s, i := it.x.doc, it.i
 	if i >= it.closing {
@@ -245,8 +239,7 @@ func StringValue(raw string, escaped bool) string {
 	return unescape(raw)
 }
 
-// unescape is StringValue for a string with an escape, out of line (go:noinline) for the frames of the
-// lookups that inline StringValue.
+// unescape is StringValue for a string with an escape, out of line: docs/runtime.md "Functions kept out of line".
 //
 //go:noinline
 func unescape(raw string) string { return gjson.Parse(raw).Str }
@@ -271,9 +264,8 @@ func (x *Index) Member(obj gjson.Result, key string) (keyResult, value gjson.Res
 	return keyResult, WithStr(value), duplicate
 }
 
-// MemberRaw is member leaving a string value's Str empty and a number's Num 0 when the index reads the
-// object (gjson fills them in otherwise): a lookup by key reads no value, and member then only the one
-// found.
+// MemberRaw is Member leaving a string value's Str empty and a number's Num 0 when the index reads the
+// object (gjson fills them in otherwise).
 func (x *Index) MemberRaw(obj gjson.Result, key string) (keyResult, value gjson.Result, duplicate bool) {
 	it, ok := x.Members(obj)
 	switch {
@@ -282,9 +274,8 @@ func (x *Index) MemberRaw(obj gjson.Result, key string) (keyResult, value gjson.
 	case !it.object:
 		return elementKeyed(it, key)
 	}
-	// Next's loop, without a Result for the keys that differ: every step of every path runs it. The
-	// other cases are out of line (go:noinline): in the guest their locals would widen this frame, at
-	// the deepest point of the walk, where each new 4 KiB page of stack is a page fault on wasmtime.
+	// Next's loop, without a Result for the keys that differ: every step of every path runs it. The other
+	// cases are out of line (docs/runtime.md "Functions kept out of line").
 	s, i, c := x.doc, it.i, it.c
 	for i < it.closing {
 		keyEnd, escaped := StringEnd(s, i)

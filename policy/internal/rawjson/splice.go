@@ -77,9 +77,8 @@ func RemoveMember(x *Index, doc string, obj gjson.Result, key string) Edit {
 	return Edit{Doc: doc, Span: Span{Start: start, End: end}}
 }
 
-// Edit is a document with doc[start:end] replaced by parts, and with each of more (after it, in order, not
-// overlapping) applied too. It is kept in pieces, and written straight into the response, so that a large
-// object is not copied once more on its way out.
+// Edit is Doc with its Span replaced, and each of More (after it, in order, not overlapping) too; it is
+// written straight into the response, never assembled on its own.
 type Edit struct {
 	Doc string
 	Span
@@ -92,10 +91,9 @@ type Span struct {
 	Parts      []Part
 }
 
-// Part is a piece of the JSON text written in place of a span: text as it is, or, when quotes > 0, text
-// written inside a JSON string, each of its quotes (quotes is how many there are) escaped as \". The
-// second kind lets a large array of strings from the payload be written inside a string without a copy
-// (20,000 groups are ~750 KB: a copy would be as much more memory, and a heap growth with it).
+// Part is a piece of the text written in place of a span: Text as it is, or, when Quotes > 0, Text with
+// each of its Quotes quotes escaped as \", so that a payload's array of strings is written inside a
+// string without a copy.
 type Part struct {
 	Text   string
 	Quotes int
@@ -118,10 +116,8 @@ func (p Part) AppendTo(out []byte) []byte {
 	return appendQuotesEscaped(out, p.Text, p.Quotes)
 }
 
-// appendQuotesEscaped appends s, which holds quotes quotes, with each quote escaped as \". An array of
-// 20,000 strings is 40,000 quotes in ~750 KB, so it goes eight bytes at a time: each word is
-// stored whole, and from its first quote on it is written again (TinyGo's strings.IndexByte reads a byte
-// at a time, and an append per group is a runtime call).
+// appendQuotesEscaped appends s, which holds quotes quotes, with each quote escaped as \", eight bytes at
+// a time: each word is stored whole, then written again from its first quote on.
 func appendQuotesEscaped(out []byte, s string, quotes int) []byte {
 	n := len(out)
 	buf := slices.Grow(out, len(s)+quotes)[:n+len(s)+quotes]
@@ -178,8 +174,8 @@ func (e Edit) String() string {
 // AppendTo appends the edited document to out.
 func (e Edit) AppendTo(out []byte) []byte {
 	at := 0
-	for i := -1; i < len(e.More); i++ {
-		s := e.spanAt(i)
+	for k := range e.spanCount() {
+		s := e.span(k)
 		out = append(out, e.Doc[at:s.Start]...)
 		for _, p := range s.Parts {
 			out = p.AppendTo(out)
@@ -189,74 +185,66 @@ func (e Edit) AppendTo(out []byte) []byte {
 	return append(out, e.Doc[at:]...)
 }
 
-// WriteOver writes the edited document into buf at offset at, where buf is the payload the document was
-// read from (or any buffer), and returns the offset after it; the caller has checked that it fits
-// (at+e.Len() <= len(buf)) and writes the rest of the response around it afterwards. The pieces of the
-// document that are views of buf are moved without being read after anything overwrote them: first the
-// pieces that move towards the start, in order (each one's destination ends before the text of every
-// later piece), then those that move towards the end, in reverse order (each one's destination starts
-// after the text of every earlier piece), each with memmove semantics; the parts are written last, from
-// copies when they are views of buf. One move of the document's text, wherever the parts go.
+// WriteOver writes the edited document into buf at offset at, buf being the payload the document was read
+// from (or any buffer), and returns the offset after it. The caller has checked that it fits
+// (at+e.Len() <= len(buf)); no byte of the document is read after it was overwritten.
 func (e *Edit) WriteOver(buf []byte, at int) int {
 	b := unsafe.String(unsafe.SliceData(buf), len(buf))
-	for i := -1; i < len(e.More); i++ {
-		parts := e.spanAt(i).Parts // the decision's own: a copy replaces the view for the writing
+	for k := range e.spanCount() {
+		parts := e.span(k).Parts // the decision's own: a copy replaces the view for the writing
 		for j := range parts {
 			if OffsetIn(b, parts[j].Text) >= 0 {
 				parts[j].Text = strings.Clone(parts[j].Text)
 			}
 		}
 	}
-	// The pieces of the document's text, before each span and after the last, and where each goes: each
-	// offset is the last one's, plus the last piece's length and what its span writes. Computed as the
-	// passes go, not recorded: a RayCluster of 4,000 worker groups has as many pieces, and a record of
-	// them was 48 KB of garbage for every answer (docs/performance.md "Memory in a kept instance").
-	last := len(e.More) + 1
+	// The kept text moves in two passes with memmove semantics: the pieces that move towards the start, in
+	// order (each lands before every later piece's text), then those that move towards the end, in reverse
+	// (each lands after every earlier one's); the parts last. Offsets are computed, not recorded.
+	last := e.spanCount()
 	base := OffsetIn(b, e.Doc) // where the document's text is in buf (-1: elsewhere, read in any order)
 	o := at
 	for k := 0; k <= last; k++ {
-		p := e.pieceAt(k)
+		p := e.keptAt(k)
 		if base < 0 || o <= base+p.from {
 			copy(buf[o:], e.Doc[p.from:p.to])
 		}
 		if o += p.to - p.from; k < last {
-			o += e.spanAt(k - 1).written()
+			o += e.span(k).written()
 		}
 	}
 	end := o
 	for k := last; k >= 0 && base >= 0; k-- {
-		p := e.pieceAt(k)
+		p := e.keptAt(k)
 		if o -= p.to - p.from; o > base+p.from {
 			copy(buf[o:], e.Doc[p.from:p.to])
 		}
 		if k > 0 {
-			o -= e.spanAt(k - 2).written()
+			o -= e.span(k - 1).written()
 		}
 	}
 	o = at
 	for k := range last {
-		p := e.pieceAt(k)
+		p := e.keptAt(k)
 		o += p.to - p.from
-		for _, part := range e.spanAt(k - 1).Parts {
+		for _, part := range e.span(k).Parts {
 			o += len(part.AppendTo(buf[o:o])) // within buf: the caller checked that the document fits
 		}
 	}
 	return end
 }
 
-// piece is the text doc[from:to] of an edited document between two spans (or before the first, or after
-// the last).
-type piece struct{ from, to int }
+// kept is the text doc[from:to] an edit keeps between two spans (or before the first, or after the last).
+type kept struct{ from, to int }
 
-// pieceAt returns piece k of the edited document: the text before span k (0 is the edit's Span, k its
-// More[k-1]), or, for k = len(e.More)+1, after the last.
-func (e *Edit) pieceAt(k int) piece {
-	p := piece{to: len(e.Doc)}
+// keptAt returns the text kept before span k, or after the last span for k = spanCount().
+func (e *Edit) keptAt(k int) kept {
+	p := kept{to: len(e.Doc)}
 	if k > 0 {
-		p.from = e.spanAt(k - 2).End
+		p.from = e.span(k - 1).End
 	}
-	if k <= len(e.More) {
-		p.to = e.spanAt(k - 1).Start
+	if k < e.spanCount() {
+		p.to = e.span(k).Start
 	}
 	return p
 }
@@ -264,12 +252,15 @@ func (e *Edit) pieceAt(k int) piece {
 // written is the length of the text s writes in place of its own.
 func (s *Span) written() int { return s.delta() + s.End - s.Start }
 
-// spanAt returns the edit's span i, -1 being the first.
-func (e *Edit) spanAt(i int) *Span {
-	if i < 0 {
+// spanCount is the number of the edit's spans: its Span and each of More.
+func (e *Edit) spanCount() int { return len(e.More) + 1 }
+
+// span returns the edit's span k in document order: its Span for 0, then More[k-1].
+func (e *Edit) span(k int) *Span {
+	if k == 0 {
 		return &e.Span
 	}
-	return &e.More[i]
+	return &e.More[k-1]
 }
 
 func skipSpace(s string, i int) int {

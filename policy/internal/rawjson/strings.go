@@ -4,12 +4,9 @@ import (
 	"unicode/utf8"
 )
 
-// PlainStrings reads raw, a JSON array from the validated payload, in one pass: whether it holds only
-// strings (ok), how many, and whether it is plain: byte for byte encoding/json's text for the same
-// strings, so that it can be copied as it is. Plain means no whitespace outside the strings, no escapes (so
-// every quote is a delimiter), none of the characters encoding/json escapes although JSON does not need it
-// (<, >, &, U+2028, U+2029: any 0xE2 byte is refused, which covers them), and valid UTF-8 (encoding/json
-// replaces invalid bytes).
+// PlainStrings reads raw, a valid JSON array, in one pass: whether it holds only strings (ok), how many,
+// and whether it is plain, byte for byte encoding/json's text for them: no whitespace between strings, no
+// escapes, none of <, >, &, U+2028, U+2029 (any 0xE2 byte is refused), valid UTF-8.
 func PlainStrings(raw string) (ok, plain bool, count int) {
 	plain, ascii, in := true, true, false
 	for i := 1; i < len(raw)-1; i++ {

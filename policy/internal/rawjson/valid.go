@@ -12,23 +12,17 @@ func Valid(s string) bool { return Parse(s) != nil }
 // Parse is ParseFrom for the containers of IndexedSize bytes or more.
 func Parse(s string) *Index { return ParseFrom(s, IndexedSize) }
 
-// ParseFrom checks that s is exactly one JSON value, as Valid, and returns the index of its
-// containers of minSize bytes or more (nil when s is not valid). It is iterative, keeping the open
-// containers in a slice: gjson.Valid recurses once per nesting level, and ~1,300 levels exhaust the 64 KiB
-// stack of the wasm guest, a trap the host answers as a rejection with code 500 (docs/rules.md "Bad input"). It
-// is also the one full pass over the payload that every request pays, so it is written for speed: one
-// loop for values and commas, every scan returning a single offset (-1 for invalid text), and strings read
-// eight bytes at a time.
+// ParseFrom checks that s is exactly one JSON value, as Valid, and returns the index of its containers of
+// minSize bytes or more (nil when s is not valid). It is iterative, whatever the nesting, and written for
+// speed: every request pays this pass (docs/runtime.md "The JSON engine").
 func ParseFrom(s string, minSize int) *Index {
 	x, _ := newValidator(s, minSize, nil, nil).parse(s)
 	return x
 }
 
-// Records is storage for an index's records that a caller keeps from one Parse to the next: an
-// instance kept for many evaluations parses request after request, and records made afresh each time
-// would leave the last request's behind as garbage, up to a quarter of a megabyte for a 1 MB request
-// (docs/performance.md "Memory in a kept instance"). It only grows. The index a Parse returns is valid
-// until the next Parse with the same Records.
+// Records is storage for an index's records that a caller keeps from one Parse to the next; it only
+// grows. An index is valid until the next Parse with the same Records.
+// See docs/runtime.md "Storage kept between evaluations".
 type Records struct {
 	containers []container
 	open       []int
@@ -49,11 +43,8 @@ func (r *Records) Reserve(size int) {
 	r.containers, r.open = emptied(r.containers, recordsFor(size)), emptied(r.open, openRoom)
 }
 
-// newValidator starts the records of s in the storage kept (a Records'), or in storage of their own when
-// that has less room than s needs to start with (a fresh Records has none). That room is the records a small document
-// needs (a Pod of 4 KB holds about 30), and a few levels of nesting: grown from nothing, each slice was
-// copied five or six times, and a fresh instance writes every page those copies take (docs/runtime.md
-// "Pages"). A large document grows them from there.
+// newValidator starts the records of s in the storage kept (a Records'), or in new storage with room
+// for a small document when that has less (docs/runtime.md "Pages").
 func newValidator(s string, minSize int, containers []container, open []int) validator {
 	return validator{minSize: minSize, containers: emptied(containers, recordsFor(len(s))), open: emptied(open, openRoom)}
 }
@@ -207,8 +198,7 @@ func scanKey(s string, i int) int {
 }
 
 // scanString reads the string starting with the quote at i and returns the offset after its end, or -1,
-// and whether it holds an escape. The common case, a string of ordinary text, is read here eight bytes at
-// a time; the rest (an escape, a control character, the document's last bytes) by scanEscaped.
+// and whether it holds an escape: ordinary text eight bytes at a time, the rest by scanEscaped.
 func scanString(s string, i int) (end int, escaped bool) {
 	for i++; i+8 <= len(s); i += 8 {
 		w := load64(s, i)
@@ -253,9 +243,8 @@ func scanEscaped(s string, i int) (end int, escaped bool) {
 	}
 }
 
-// plainRun returns the offset of the first byte at or after i that is a quote, a backslash or a control
-// character (below 0x20), or len(s): the end of a run of a string's ordinary text, which is most of a
-// payload. It reads eight bytes at a time and takes the offset from the word's flags.
+// plainRun returns the offset of the first quote, backslash or control character at or after i, or
+// len(s), reading eight bytes at a time.
 func plainRun(s string, i int) int {
 	for ; i+8 <= len(s); i += 8 {
 		w := load64(s, i)
@@ -334,19 +323,15 @@ const (
 	highBits = 0x8080808080808080
 )
 
-// load64 reads the eight bytes s[i:i+8] as one word, in memory order; the caller has checked that
-// i+8 <= len(s). It is one unaligned load with no bounds check, so that TinyGo inlines it (with the check,
-// or with a word assembled from eight byte loads, it stays a call in the guest, and the word-at-a-time
-// loops are slower than byte loops). The tests below ask whether any byte qualifies, so the order of the
-// bytes in the word does not matter.
+// load64 reads s[i:i+8] as one word, in memory order; the caller has checked that i+8 <= len(s). One
+// unaligned load without a bounds check, so that TinyGo inlines it (docs/runtime.md "The JSON engine").
 func load64(s string, i int) uint64 {
 	return *(*uint64)(unsafe.Add(unsafe.Pointer(unsafe.StringData(s)), i))
 }
 
-// firstFlagged returns the position in the text of the first byte flagged in m, a non-zero result of the
-// tests below (or of several of them, or'd): the lowest flag of each test is always a true one (a false
-// flag needs a borrow from a true one below it), and load64 reads little-endian (wasm, amd64, arm64), so
-// the lowest bit is the first byte.
+// firstFlagged returns the position of the first byte flagged in m, a non-zero result of the tests below:
+// a test's lowest flag is a true one (a false flag needs a borrow from a true one below it), and load64
+// reads little-endian (wasm, amd64, arm64).
 func firstFlagged(m uint64) int { return bits.TrailingZeros64(m) >> 3 }
 
 // store64 writes w to b[i:i+8], the counterpart of load64 (same byte order); the caller has checked
@@ -355,9 +340,8 @@ func store64(b []byte, i int, w uint64) {
 	*(*uint64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), i)) = w
 }
 
-// stringSpecial: a byte of w ends a run of a string's ordinary text: a quote, a backslash or a control
-// character. A quote (0x22) with bit 0x02 flipped is 0x20, the only byte that is not a control character
-// and so flipped is below 0x21, so the quote and the control characters are one test.
+// stringSpecial: a byte of w is a quote, a backslash or a control character. A quote (0x22) with bit 0x02
+// flipped is 0x20, the only non-control byte then below 0x21: one test for both.
 func stringSpecial(w uint64) uint64 {
 	return hasLess(w^(lowBits*0x02), 0x21) | hasByte(w, '\\')
 }
