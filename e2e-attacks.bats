@@ -153,7 +153,7 @@ template_update() {
   for value in '{"user":"bob","user":"alice"}' '{"user":"bob","\u0075ser":"alice"}' '{"user":"bob","groups":["qa"],"groups":["system:masters"]}'; do
     forge pod-create-replicaset-controller "$rsc" "$value"
     evaluate "$REQ"
-    rejected_with "appears more than once"
+    rejected_with "occurs more than once"
   done
   for value in 'null' '{}' '{"user":""}' '{"user":"alice","groups":null}' '{"user":"bob"}{"user":"alice"}'; do
     forge pod-create-replicaset-controller "$rsc" "$value"
@@ -181,7 +181,7 @@ template_update() {
   [ "$(stamped /metadata)" = "$BOB" ]
   raw_payload
   evaluate "$REQ"
-  rejected_with "has the key \"$ANN\" more than once"
+  rejected_with "[\"$ANN\"] occurs more than once"
 }
 
 @test "removing or emptying the annotation of a running pod is refused, of a template undone" {

@@ -107,7 +107,7 @@ load e2e-helpers
 @test "rejects an invalid value from a trusted controller, naming the problem" {
   edit pod-create-replicaset-controller '.object.metadata.annotations[$k] = "{\"user\":\"bob\",\"user\":\"alice\"}"' --arg k "$ANN"
   evaluate "$REQ"
-  rejected_with 'is not valid: the key "user" appears more than once'
+  rejected_with 'is not valid: the key "user" occurs more than once'
 }
 
 @test "gives a controller creating a pod without the annotation its own identity" {

@@ -107,7 +107,7 @@ func TestRule14_DuplicateOrNonStringSourcesAreBadInput(t *testing.T) {
 	payload := `{"request":{"uid":"1","kind":{"group":"","version":"v1","kind":"Pod"},"operation":"CREATE","namespace":"a",` +
 		`"userInfo":{"username":"bob"},"object":{"metadata":{"labels":{"applicationId":"x","applicationId":"yunikorn-b-autogen"}}}},"settings":{}}`
 	resp, _ := evaluateRaw(t, payload)
-	expectRejected(t, resp, `has the key "applicationId" more than once`)
+	expectRejected(t, resp, `labels.applicationId occurs more than once`)
 	resp, _ = evaluateRaw(t, strings.Replace(payload, `"applicationId":"x","applicationId":"yunikorn-b-autogen"`, `"applicationId":1`, 1))
 	expectRejected(t, resp, `["applicationId"] must be a string`)
 	resp, _ = evaluateRaw(t, strings.Replace(payload, `"namespace":"a",`, `"namespace":"a","namespace":"b",`, 1))

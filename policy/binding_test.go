@@ -68,8 +68,8 @@ func TestRule10_UnreadableMetadataIsBadInput(t *testing.T) {
 		{`{"metadata":"x"}`, "request.object.metadata must be an object"},
 		{`{"metadata":{"annotations":[]}}`, "request.object.metadata.annotations must be an object of strings"},
 		{`{"metadata":{"annotations":"yunikorn.apache.org/user.info"}}`, "request.object.metadata.annotations must be an object of strings"},
-		{`{"metadata":{},"metadata":{}}`, `request.object has the key "metadata" more than once`},
-		{`{"metadata":{"annotations":{},"annotations":{}}}`, `request.object.metadata has the key "annotations" more than once`},
+		{`{"metadata":{},"metadata":{}}`, `request.object.metadata occurs more than once`},
+		{`{"metadata":{"annotations":{},"annotations":{}}}`, `request.object.metadata.annotations occurs more than once`},
 	} {
 		resp, _ := evaluateRaw(t, `{"request":{"operation":"CREATE","kind":{"group":"","kind":"Binding"},"object":`+tc.object+`}}`)
 		expectRejected(t, resp, tc.want)

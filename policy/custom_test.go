@@ -195,7 +195,7 @@ func TestRule11_MapFormStampsEveryMember(t *testing.T) {
 		`"Worker":{"replicas":0,"template":{"metadata":`+ann+`}},"Odd":3}}}`)
 	dup := `{"spec":{"pytorchReplicaSpecs":{"Worker":{"template":{}},"Worker":{"template":{}}}}}`
 	resp, _ = evaluateReq(t, customRequest(t, "kubeflow.org", "PyTorchJob", asAlice, dup, ""), pytorchSettings)
-	expectRejected(t, resp, `request.object.spec.pytorchReplicaSpecs has the key "Worker" more than once`)
+	expectRejected(t, resp, `request.object.spec.pytorchReplicaSpecs.Worker occurs more than once`)
 }
 
 func TestRule11_CreationMarkerAndSharedHolders(t *testing.T) {
@@ -302,8 +302,8 @@ func TestCustomCreate_NonObjectMapsAreBadInput(t *testing.T) {
 		{`{"spec":{"driver":{"annotations":[]}}}`, "request.object.spec.driver.annotations must be an object of strings"},
 		{`{"spec":{"driver":{"template":{"metadata":5}}}}`, "request.object.spec.driver.template.metadata must be an object"},
 		{`{"spec":{"driver":{"annotations":{"` + AnnotationKey + `":7}}}}`, `request.object.spec.driver.annotations["` + AnnotationKey + `"] must be a string`},
-		{`{"spec":{"driver":{"annotations":{"` + AnnotationKey + `":"a","` + AnnotationKey + `":"b"}}}}`, `request.object.spec.driver.annotations has the key "` + AnnotationKey + `" more than once`},
-		{`{"spec":{"driver":{},"driver":{}}}`, `request.object.spec has the key "driver" more than once`},
+		{`{"spec":{"driver":{"annotations":{"` + AnnotationKey + `":"a","` + AnnotationKey + `":"b"}}}}`, `request.object.spec.driver.annotations["` + AnnotationKey + `"] occurs more than once`},
+		{`{"spec":{"driver":{},"driver":{}}}`, `request.object.spec.driver occurs more than once`},
 		{`{"spec":{"sparkConf":"x"}}`, "request.object.spec.sparkConf must be an object"},
 		{`[]`, "request.object is missing or not an object"},
 	} {
@@ -415,7 +415,7 @@ func TestRule12_AnUnchangedSpecIsPairedWithItself(t *testing.T) {
 	}
 	// the old object's own bad input is still found: spec twice
 	resp, _ := evaluateReq(t, workflow(t, controller, obj, `{`+spec+`,`+spec+`}`), argoWorkflowSettings)
-	expectRejected(t, resp, `"spec"`)
+	expectRejected(t, resp, `request.oldObject.spec occurs more than once`)
 	// a changed spec is compared map by map: alice's value added by bob to the second template is removed
 	changed := strings.Replace(spec, `{"name":"b"}`, `{"name":"b","metadata":{"annotations":{"`+AnnotationKey+`":`+aliceJSON+`}}}`, 1)
 	resp, _ = evaluateReq(t, workflow(t, asBob, `{`+changed+`}`, `{`+spec+`}`), argoWorkflowSettings)

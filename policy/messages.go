@@ -1,6 +1,9 @@
 package policy
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 // The messages a request is refused with, by rule number (docs/rules.md).
 
@@ -110,7 +113,7 @@ func duplicateMember(name string) string {
 	return occursTwice(name) + ": JSON readers disagree on which copy counts, so the policy trusts neither"
 }
 
-// duplicateKey is the bad-input message for key given twice in the map at path.
+// duplicateKey is duplicateMember for key in the map at path, named as a concrete path names it.
 func duplicateKey(path, key string) string {
-	return path + " has the key " + strconv.Quote(key) + " more than once"
+	return duplicateMember(path + strings.Join(memberPiece(key), ""))
 }

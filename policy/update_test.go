@@ -169,7 +169,7 @@ func TestRule7_TrustedRequesterMayChange(t *testing.T) {
 	}
 	t.Run("invalid value is rejected", func(t *testing.T) {
 		resp, _ := evaluateReq(t, workloadUpdate(t, "StatefulSet", rsc, aliceValue, `{"user":"bob","user":"alice"}`), "")
-		expectRejected(t, resp, "the yunikorn.apache.org/user.info annotation in spec.template.metadata is not valid: the key \"user\" appears more than once")
+		expectRejected(t, resp, "the yunikorn.apache.org/user.info annotation in spec.template.metadata is not valid: the key \"user\" occurs more than once")
 	})
 }
 

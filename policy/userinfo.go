@@ -86,7 +86,7 @@ func CheckSuppliedValue(value string) string {
 		case "user":
 			switch {
 			case haveUser:
-				problem = `the key "user" appears more than once`
+				problem = keyTwice("user")
 			case val.Type != gjson.String:
 				problem = `"user" must be a string`
 			case val.Str == "":
@@ -96,7 +96,7 @@ func CheckSuppliedValue(value string) string {
 		case "groups":
 			switch {
 			case haveGroups:
-				problem = `the key "groups" appears more than once`
+				problem = keyTwice("groups")
 			case !val.IsArray():
 				problem = `"groups" must be a list of strings`
 			default:

@@ -214,9 +214,9 @@ func TestCheckSuppliedValue(t *testing.T) {
 		{`{"user":"alice","groups":["a",1]}`, `"groups" must be a list of strings`},
 		{`{"user":"alice","uid":"1"}`, `unknown key "uid"`},
 		{`{"user":"alice","USER":"bob"}`, `unknown key "USER"`}, // encoding/json would read bob
-		{`{"user":"alice","user":"bob"}`, `the key "user" appears more than once`},
-		{`{"user":"alice","us\u0065r":"bob"}`, `the key "user" appears more than once`},
-		{`{"user":"a","groups":[],"groups":["x"]}`, `the key "groups" appears more than once`},
+		{`{"user":"alice","user":"bob"}`, `the key "user" occurs more than once`},
+		{`{"user":"alice","us\u0065r":"bob"}`, `the key "user" occurs more than once`},
+		{`{"user":"a","groups":[],"groups":["x"]}`, `the key "groups" occurs more than once`},
 		{`{"user":"alice"}{"user":"bob"}`, "not valid JSON"},
 		{`{"user":"alice"} x`, "not valid JSON"},
 		{`{"user":"alice"`, "not valid JSON"},

@@ -905,7 +905,7 @@ func escapedKeys(*testing.T, map[string][]byte) []testCase {
 			`,"object":{"metadata":{"annotations":{"`+annotation+`":"{\"\\u0075ser\":\"alice\"}"}}}`, "{}"), want: accepted, unchanged: true},
 		{name: "trusted value with user twice, once escaped", payload: payload(create+","+podKind+","+asRSC+
 			`,"object":{"metadata":{"annotations":{"`+annotation+`":"{\"user\":\"bob\",\"\\u0075ser\":\"alice\"}"}}}`, "{}"),
-			want: rejected, message: `the key "user" appears more than once`},
+			want: rejected, message: `the key "user" occurs more than once`},
 		// Not the annotation: a stamp is added beside them.
 		{name: "key with a trailing \\u0000", payload: podByBob(withAnnotation(annotation + `\u0000`))},
 		{name: "key in upper case", payload: podByBob(withAnnotation(strings.ToUpper(annotation)))},
@@ -927,7 +927,7 @@ func duplicateKeys(*testing.T, map[string][]byte) []testCase {
 	const twice = "more than once"
 	ann := func(v string) string { return `"` + annotation + `":` + v }
 	cases := []testCase{
-		{name: "metadata", payload: podByBob(`{"metadata":{},"metadata":{"annotations":{` + ann(forged) + `}}}`), want: rejected, message: `request.object has the key "metadata" ` + twice},
+		{name: "metadata", payload: podByBob(`{"metadata":{},"metadata":{"annotations":{` + ann(forged) + `}}}`), want: rejected, message: `request.object.metadata occurs ` + twice},
 		{name: "metadata, once escaped", payload: podByBob(`{"metadata":{},"met\u0061data":{}}`), want: rejected, message: twice},
 		{name: "annotations", payload: podByBob(`{"metadata":{"annotations":{},"annotations":{` + ann(forged) + `}}}`), want: rejected, message: twice},
 		{name: "annotation", payload: podByBob(`{"metadata":{"annotations":{` + ann(`"{\"user\":\"bob\"}"`) + `,` + ann(forged) + `}}}`), want: rejected, message: twice},
@@ -938,7 +938,7 @@ func duplicateKeys(*testing.T, map[string][]byte) []testCase {
 		{name: "template", payload: payload(create+","+deployKind+","+asBob+`,"object":{"spec":{"template":{},"template":{}}}`, "{}"), want: rejected, message: twice},
 		{name: "jobTemplate", payload: payload(create+","+cronKind+","+asBob+`,"object":{"spec":{"jobTemplate":{},"jobTemplate":{}}}`, "{}"), want: rejected, message: twice},
 		{name: "old metadata", payload: payload(update+","+podKind+","+asBob+`,"object":{},"oldObject":{"metadata":{},"metadata":{}}`, "{}"), want: rejected,
-			message: `request.oldObject has the key "metadata" ` + twice},
+			message: `request.oldObject.metadata occurs ` + twice},
 		{name: "template annotation in an update", payload: payload(update+","+deployKind+","+asBob+
 			`,"object":{"spec":{"template":{"metadata":{"annotations":{`+ann(forged)+`,`+ann(forged)+`}}}}},"oldObject":{"spec":{"template":{}}}`, "{}"),
 			want: rejected, message: twice},
