@@ -32,7 +32,7 @@ import (
 )
 
 type options struct {
-	policyServer, kwctl, policy, floor, mutFloor, metadata, requests, svg, flags, other string
+	policyServer, kwctl, policy, floor, mutFloor, metadata, requests, svg, flags, other, only string
 	n, runs, port                                                                       int
 }
 
@@ -47,6 +47,7 @@ func main() {
 	flag.StringVar(&o.requests, "requests", "testdata/requests", "the fixtures directory")
 	flag.StringVar(&o.svg, "svg", "", "write the latency-by-size plot here")
 	flag.StringVar(&o.flags, "flags", "", "more policy-server flags (--sigstore-trust-config FILE to start offline)")
+	flag.StringVar(&o.only, "only", "", "run only the requests whose name contains this")
 	flag.StringVar(&o.other, "other", "", "another build of the policy, measured in the same rounds (a change for speed against main)")
 	flag.IntVar(&o.n, "n", 100, "requests per scenario, module and round")
 	flag.IntVar(&o.runs, "runs", 3, "runs; each figure is their median")
@@ -92,6 +93,7 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
+	scenarios = slices.DeleteFunc(scenarios, func(sc scenario) bool { return !strings.Contains(sc.name, o.only) })
 	argo, err := os.ReadFile(filepath.Join(o.requests, "..", "settings", "argo-workflows.json"))
 	if err != nil {
 		return err
