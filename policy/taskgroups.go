@@ -330,7 +330,14 @@ func (c *change) groups(m *objectMaps, t *targetRef, carried *string, was *objec
 	if carried == nil || !tg.groups || tg.notPlain != "" {
 		return decision{}, false
 	}
-	rw := groupsRewrite{text: tg.text, x: tg.x, value: *carried, over: !e.trusted()}
+	return c.stampGroups(m, t, &tg, *carried, now)
+}
+
+// stampGroups applies rule 16 to a target's plain task groups (text now): each group carries value.
+// Apart from groups, which runs for every target: docs/runtime.md "Memory and TinyGo's collector".
+func (c *change) stampGroups(m *objectMaps, t *targetRef, tg *taskGroups, value string, now gjson.Result) (decision, bool) {
+	e := c.e
+	rw := groupsRewrite{text: tg.text, x: tg.x, value: value, over: !e.trusted()}
 	var refusal string
 	rw.size, rw.groups, _ = rw.stamp(nil, func(old string) bool {
 		switch {
