@@ -244,18 +244,18 @@ func (c *change) ownStamp() *string {
 // isStamp reports whether a supplied value is exactly the requester's identity as the policy writes it.
 func (c *change) isStamp(value string) bool { return value == *c.ownStamp() }
 
-// stamped is the value stampJSON writes: the requester's stamp, or rule 11's one value.
-func (c *change) stamped() *string {
+// stamped is the value stampJSON writes, as a string Result: the requester's stamp, or rule 11's one value.
+func (c *change) stamped() gjson.Result {
 	if c.stampText == nil {
 		c.stampText = c.ownStamp()
 	}
-	return c.stampText
+	return gjson.Result{Type: gjson.String, Str: *c.stampText}
 }
 
 // asOnCreate applies rules 1-3 (11 for a declared kind) to one target whose annotation is value.
 func (c *change) asOnCreate(m *objectMaps, t *targetRef, value gjson.Result) (decision, bool) {
 	e := c.e
-	var carried *string // the target's value in the answer, for rule 16
+	carried := value // the target's value in the answer, for rule 16
 	switch {
 	case !value.Exists():
 		if c.labelStands(m) {
@@ -269,10 +269,8 @@ func (c *change) asOnCreate(m *objectMaps, t *targetRef, value gjson.Result) (de
 			return e.invalidValueIn(e.place(m, t), problem), true
 		}
 		c.n[kept]++
-		carried = &value.Str
 	case c.isStamp(value.Str): // nothing forged, nothing to change
 		c.n[ownIdentity]++
-		carried = &value.Str
 	case e.settings.OnUntrustedAnnotation == ModeReject:
 		return e.kind.voice.refuseSupplied(e, m.key(t)), true
 	default:
@@ -329,11 +327,7 @@ func (c *change) asOnUpdate(now *objectMaps, t *targetRef, was *objectMaps, befo
 			c.restore(now.labels, e.settings.LegacyUserLabel, was.label())
 		}
 	}
-	var value16 *string
-	if carried.Exists() {
-		value16 = &carried.Str
-	}
-	return c.groups(now, t, value16, was, before)
+	return c.groups(now, t, carried, was, before)
 }
 
 // restore puts back key's old value in the map ref names: removed when there was none.

@@ -297,8 +297,8 @@ func (e *evaluation) taskGroupsOf(m *objectMaps, t *targetRef) (gjson.Result, st
 }
 
 // groups applies rules 15 and 16 to one target (but a Pod's UPDATE): carried is its user.info value in the
-// answer (nil for none), before its pair in was (nil on CREATE and for a new target).
-func (c *change) groups(m *objectMaps, t *targetRef, carried *string, was *objectMaps, before *targetRef) (decision, bool) {
+// answer (absent for none), before its pair in was (nil on CREATE and for a new target).
+func (c *change) groups(m *objectMaps, t *targetRef, carried gjson.Result, was *objectMaps, before *targetRef) (decision, bool) {
 	e := c.e
 	now, problem := e.taskGroupsOf(m, t)
 	if problem != "" {
@@ -315,22 +315,22 @@ func (c *change) groups(m *objectMaps, t *targetRef, carried *string, was *objec
 		}
 		wasValue := before.value.Result(was.doc)
 		groupsNew = !sameEntry(wasGroups, now)
-		valueNew = carried == nil || !wasValue.Exists() || wasValue.Str != *carried
+		valueNew = !carried.Exists() || !wasValue.Exists() || wasValue.Str != carried.Str
 	}
 	if !groupsNew && !valueNew {
 		return decision{}, false
 	}
 	tg := readTaskGroups(now.Str, e.settings.LegacyUserLabel)
 	if groupsNew && !e.trusted() {
-		if refusal := tg.refusal(carried != nil); refusal != "" {
+		if refusal := tg.refusal(carried.Exists()); refusal != "" {
 			e.warn("refused the task groups of " + e.place(m, t) + " (rule 15)")
 			return reject(refusal), true
 		}
 	}
-	if carried == nil || !tg.groups || tg.notPlain != "" {
+	if !carried.Exists() || !tg.groups || tg.notPlain != "" {
 		return decision{}, false
 	}
-	return c.stampGroups(m, t, &tg, *carried, now)
+	return c.stampGroups(m, t, &tg, carried.Str, now)
 }
 
 // stampGroups applies rule 16 to a target's plain task groups (text now): each group carries value.
