@@ -32,8 +32,8 @@ import (
 )
 
 type options struct {
-	policyServer, kwctl, policy, floor, mutFloor, metadata, requests, svg, flags, other, only string
-	n, runs, port                                                                       int
+	policyServer, kwctl, policy, floor, mutFloor, metadata, requests, svg, flags, other, only, replot string
+	n, runs, port                                                                                     int
 }
 
 func main() {
@@ -45,7 +45,8 @@ func main() {
 	flag.StringVar(&o.floor, "floor", "build/floor.wasm", "the do-nothing module")
 	flag.StringVar(&o.mutFloor, "mutfloor", "build/mutfloor.wasm", "the mutating floor module")
 	flag.StringVar(&o.requests, "requests", "testdata/requests", "the fixtures directory")
-	flag.StringVar(&o.svg, "svg", "", "write the latency-by-size plot here")
+	flag.StringVar(&o.svg, "svg", "", "write the latency-by-size plot here, and the figures beside it (.json)")
+	flag.StringVar(&o.replot, "replot", "", "print the table and draw -svg from the figures a run saved (.json), without running")
 	flag.StringVar(&o.flags, "flags", "", "more policy-server flags (--sigstore-trust-config FILE to start offline)")
 	flag.StringVar(&o.only, "only", "", "run only the requests whose name contains this")
 	flag.StringVar(&o.other, "other", "", "another build of the policy, measured in the same rounds (a change for speed against main)")
@@ -53,6 +54,13 @@ func main() {
 	flag.IntVar(&o.runs, "runs", 3, "runs; each figure is their median")
 	flag.IntVar(&o.port, "port", 23000, "first loopback port (each server takes two)")
 	flag.Parse()
+	if o.replot != "" {
+		if err := replot(o); err != nil {
+			fmt.Fprintln(os.Stderr, "policyserver:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if o.policyServer == "" || o.kwctl == "" {
 		fmt.Fprintln(os.Stderr, "usage: policyserver -policy-server PATH -kwctl PATH [-n 100] [-runs 3] [-svg FILE]")
 		os.Exit(2)
@@ -104,11 +112,67 @@ func run(o options) error {
 			return err
 		}
 	}
-	report(os.Stdout, o, modules, scenarios, m)
-	if o.svg != "" {
-		return os.WriteFile(o.svg, plot(modules, scenarios, m.figures), 0o644) //nolint:gosec // a figure of the docs, read by all
+	saved := saved{Runs: o.runs, N: max(o.n/5, 1) * 5, Measures: m}
+	for _, mod := range modules {
+		saved.Modules = append(saved.Modules, mod.name)
 	}
-	return nil
+	for _, sc := range scenarios {
+		saved.Scenarios = append(saved.Scenarios, savedScenario{sc.name, sc.size, sc.plot})
+	}
+	return output(o, &saved, true)
+}
+
+// saved is what a run measured, kept beside the plot so that the table and the plot can be made again.
+type saved struct {
+	Runs, N   int
+	Modules   []string
+	Scenarios []savedScenario
+	Measures  *measures
+}
+
+type savedScenario struct {
+	Name string
+	Size int
+	Plot bool
+}
+
+// output prints the table and, with -svg, draws the plot (and, after a run, saves the figures beside it).
+func output(o options, s *saved, save bool) error {
+	var modules []module
+	for _, name := range s.Modules {
+		modules = append(modules, module{name: name})
+	}
+	var scenarios []scenario
+	for _, sc := range s.Scenarios {
+		scenarios = append(scenarios, scenario{name: sc.Name, size: sc.Size, plot: sc.Plot})
+	}
+	o.runs, o.n = s.Runs, s.N
+	report(os.Stdout, o, modules, scenarios, s.Measures)
+	if o.svg == "" {
+		return nil
+	}
+	if save {
+		data, err := json.MarshalIndent(s, "", " ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(strings.TrimSuffix(o.svg, ".svg")+".json", append(data, '\n'), 0o644); err != nil { //nolint:gosec // docs, read by all
+			return err
+		}
+	}
+	return os.WriteFile(o.svg, plot(modules, scenarios, s.Measures.figures), 0o644) //nolint:gosec // a figure of the docs, read by all
+}
+
+func replot(o options) error {
+	data, err := os.ReadFile(o.replot)
+	if err != nil {
+		return err
+	}
+	s := saved{Measures: &measures{}}
+	if err := json.Unmarshal(data, &s); err != nil {
+		return fmt.Errorf("%s: %w", o.replot, err)
+	}
+	return output(o, &s, false)
 }
 
 // measures holds, per module, one p50 per run for each scenario and client count (figures[module][scenario/c]),
@@ -117,6 +181,26 @@ type measures struct {
 	figures map[string]map[string][]time.Duration
 	startup map[string][]time.Duration
 	rss     map[string][]int
+}
+
+// MarshalJSON and UnmarshalJSON keep the figures in the saved file.
+func (m *measures) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Figures map[string]map[string][]time.Duration
+		Startup map[string][]time.Duration
+		RSS     map[string][]int
+	}{m.figures, m.startup, m.rss})
+}
+
+func (m *measures) UnmarshalJSON(data []byte) error {
+	var v struct {
+		Figures map[string]map[string][]time.Duration
+		Startup map[string][]time.Duration
+		RSS     map[string][]int
+	}
+	err := json.Unmarshal(data, &v)
+	m.figures, m.startup, m.rss = v.Figures, v.Startup, v.RSS
+	return err
 }
 
 func newMeasures(modules []module) *measures {
@@ -455,7 +539,7 @@ func plot(modules []module, scenarios []scenario, figures map[string]map[string]
 	for e := minY; e <= maxY; e++ {
 		v := math.Pow10(int(e))
 		fmt.Fprintf(&b, `<line x1="%.0f" x2="%.0f" y1="%.1f" y2="%.1f" stroke="#ddd"/><text x="%.0f" y="%.1f" text-anchor="end">%s</text>`+"\n",
-			left, width-right, y(v), y(v), left-6, y(v)+4, ms(time.Duration(v)*time.Microsecond))
+			left, width-right, y(v), y(v), left-6, y(v)+4, axisLabel(v))
 	}
 	for _, sc := range pods {
 		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" text-anchor="middle">%s</text>`+"\n", x(float64(sc.size)), height-bottom+18, kb(sc.size))
@@ -480,4 +564,12 @@ func kb(n int) string {
 		return fmt.Sprintf("%.0f MB", float64(n)/(1<<20))
 	}
 	return fmt.Sprintf("%.0f KB", float64(n)/1024)
+}
+
+// axisLabel names a power of ten of microseconds: 100 µs, 1 ms, 10 ms...
+func axisLabel(us float64) string {
+	if us < 1000 {
+		return fmt.Sprintf("%.0f µs", us)
+	}
+	return fmt.Sprintf("%.0f ms", us/1000)
 }
