@@ -9,10 +9,7 @@ import (
 // The rules, once for every kind: walk the kind's paths, decide on each target in turn, write every
 // change in one pass. Kinds differ in their voice (voice.go) and a Pod's UPDATE (rule 5).
 
-// create applies docs/rules.md rules 1-4 and, for a declared kind, 11 and 13. Out of line, as are
-// createWith, update and updateWith (docs/runtime.md "Functions kept out of line").
-//
-//go:noinline
+// create applies docs/rules.md rules 1-4 and, for a declared kind, 11 and 13.
 func (e *evaluation) create() decision {
 	now, problem := e.walk(e.req.object, "request.object", &e.storage.object)
 	if problem == TooManyTargetsRefusal {
@@ -21,34 +18,27 @@ func (e *evaluation) create() decision {
 	if problem != "" {
 		return badInput(problem)
 	}
-	return e.createWith(&now)
-}
-
-// createWith is create once the object is walked.
-//
-//go:noinline
-func (e *evaluation) createWith(now *objectMaps) decision {
 	// Rule 4: a system user's workload was copied from a handled parent (YUNIKORN-1627).
 	if e.kind.handling != PodHandling && e.systemUser() {
 		if e.settings.BypassControllers {
-			if d, refused := e.checkValues(now); refused {
+			if d, refused := e.checkValues(&now); refused {
 				return d
 			}
 		}
 		e.debug(e.kind.voice.createdBySystem())
 		return accept()
 	}
-	if d, refused := e.refuseIdentity(now, nil); refused {
+	if d, refused := e.refuseIdentity(&now, nil); refused {
 		return d
 	}
 	c := e.newChange(len(now.targets))
-	c.oneValueOf(now)
+	c.oneValueOf(&now)
 	for i := range now.targets {
 		t := &now.targets[i]
-		if d, refused := e.checkTargetKeys(now, t); refused {
+		if d, refused := e.checkTargetKeys(&now, t); refused {
 			return d
 		}
-		if d, refused := c.asOnCreate(now, t, t.value.Result(now.doc)); refused {
+		if d, refused := c.asOnCreate(&now, t, t.value.Result(now.doc)); refused {
 			return d
 		}
 	}
@@ -57,30 +47,22 @@ func (e *evaluation) createWith(now *objectMaps) decision {
 
 // update applies docs/rules.md rule 5 to a Pod, and rules 6-9 (12 and 13 for a declared kind) to the
 // others, pairing targets with the old object's by their concrete path.
-//
-//go:noinline
 func (e *evaluation) update() decision {
 	if e.kind.isDeclared() && e.trusted() && e.untouched() {
 		return accept() // a controller's status write: nothing to check, nothing to change
 	}
-	now, problem := e.walk(e.req.object, "request.object", &e.storage.object)
+	nowMaps, problem := e.walk(e.req.object, "request.object", &e.storage.object)
 	if problem != "" {
 		return badInput(problem)
 	}
 	if rawjson.IsMissing(e.req.oldObject) {
 		return badInput("request.oldObject is missing: an UPDATE needs the old object to compare with")
 	}
-	was, problem := e.oldMaps(&now)
+	wasMaps, problem := e.oldMaps(&nowMaps)
 	if problem != "" {
 		return badInput(problem)
 	}
-	return e.updateWith(&now, &was)
-}
-
-// updateWith is update once both objects are walked.
-//
-//go:noinline
-func (e *evaluation) updateWith(now, was *objectMaps) decision {
+	now, was := &nowMaps, &wasMaps
 	if e.kind.handling == PodHandling {
 		return e.immutable(now, was)
 	}

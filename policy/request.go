@@ -37,9 +37,7 @@ type request struct {
 }
 
 // readRequest reads the payload x indexes into r, with iterators, not closures (which allocate in the
-// guest); out of line (docs/runtime.md "Functions kept out of line").
-//
-//go:noinline
+// guest).
 func readRequest(x *rawjson.Index, r *request) {
 	*r = request{index: x}
 	it, ok := x.Members(gjson.Parse(x.Doc()))

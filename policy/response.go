@@ -31,9 +31,6 @@ func (d decision) encode() []byte { return d.encodeOver(nil) }
 
 // encodeOver answers with the decision written over buf, the payload it was read from, when the answer
 // fits in buf's capacity (Edit.WriteOver), otherwise in a buffer of its own (docs/runtime.md "Pages").
-// Out of line (docs/runtime.md "Functions kept out of line").
-//
-//go:noinline
 func (d decision) encodeOver(buf []byte) []byte {
 	frame, at := d.frame()
 	if at < 0 {

@@ -27,7 +27,7 @@ func ValidateSettings(payload []byte) []byte {
 }
 
 // evaluate reads the request in the order docs/rules.md "Which requests are decided" fixes (operation,
-// kind, then the rest) and decides. Its callees are out of line: docs/runtime.md "Functions kept out of line".
+// kind, then the rest) and decides.
 func evaluate(payload []byte, logger *Logger, storage *Storage) decision {
 	e, d := prepare(payload, logger, storage)
 	if e == nil {
@@ -38,8 +38,6 @@ func evaluate(payload []byte, logger *Logger, storage *Storage) decision {
 
 // prepare is evaluate up to the rules: it reads the request and the settings into the storage's
 // evaluation, or decides without one (bad input, an operation or a kind the policy leaves alone).
-//
-//go:noinline
 func prepare(payload []byte, logger *Logger, storage *Storage) (*evaluation, decision) {
 	// Nothing writes the payload before the answer: a view of it is safe.
 	text := rawjson.View(payload)
@@ -90,8 +88,6 @@ func prepare(payload []byte, logger *Logger, storage *Storage) (*evaluation, dec
 
 // evaluateCustom is prepare for a kind outside the table: a kind declared in customWorkloads (rules
 // 11-13) gets an evaluation, anything else is accepted. Only the request's kind is parsed.
-//
-//go:noinline
 func evaluateCustom(r *request, logger *Logger, storage *Storage) (*evaluation, decision) {
 	if tableKind(r.group, r.kind) != nil || !hasCustomWorkloads(r.settings) {
 		return nil, accept() // an operation of a table kind the policy does not decide on (UPDATE of a Binding)
@@ -118,8 +114,6 @@ func evaluateCustom(r *request, logger *Logger, storage *Storage) (*evaluation, 
 
 // bindingDecision applies rule 10: a Binding that carries the annotation is refused whoever sends it,
 // any other is accepted unchanged.
-//
-//go:noinline
 func bindingDecision(x *rawjson.Index, object gjson.Result, logger *Logger) decision {
 	set, problem := bindingSetsAnnotation(x, object)
 	switch {
