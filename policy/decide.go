@@ -237,7 +237,7 @@ func (c *change) stamped() gjson.Result {
 // asOnCreate applies rules 1-3 (11 for a declared kind) to one target whose annotation is value.
 func (c *change) asOnCreate(m *objectMaps, t *targetRef, value gjson.Result) (decision, bool) {
 	e := c.e
-	carried := value // the target's value in the answer, for rule 16
+	carried, stamp := value, false // the target's value in the answer, for rule 16
 	switch {
 	case !value.Exists():
 		if c.labelStands(m) {
@@ -245,7 +245,7 @@ func (c *change) asOnCreate(m *objectMaps, t *targetRef, value gjson.Result) (de
 		}
 		c.edits.set(t, AnnotationKey, c.stampJSON)
 		c.n[stamped]++
-		carried = c.stamped()
+		stamp = true
 	case e.trusted():
 		if problem := CheckSuppliedValue(value.Str); problem != "" {
 			return e.invalidValueIn(e.place(m, t), problem), true
@@ -258,9 +258,9 @@ func (c *change) asOnCreate(m *objectMaps, t *targetRef, value gjson.Result) (de
 	default:
 		c.edits.set(t, AnnotationKey, c.stampJSON)
 		c.n[replaced]++
-		carried = c.stamped()
+		stamp = true
 	}
-	return c.groups(m, t, carried, nil, nil)
+	return c.groups(m, t, carried, stamp, nil, nil)
 }
 
 // labelStands applies rule 2 to a target without the annotation.
@@ -309,7 +309,7 @@ func (c *change) asOnUpdate(now *objectMaps, t *targetRef, was *objectMaps, befo
 			c.restore(now.labels, e.settings.LegacyUserLabel, was.label())
 		}
 	}
-	return c.groups(now, t, carried, was, before)
+	return c.groups(now, t, carried, false, was, before)
 }
 
 // restore puts back key's old value in the map ref names: removed when there was none.

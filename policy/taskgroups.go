@@ -297,8 +297,9 @@ func (e *evaluation) taskGroupsOf(m *objectMaps, t *targetRef) (gjson.Result, st
 }
 
 // groups applies rules 15 and 16 to one target (but a Pod's UPDATE): carried is its user.info value in the
-// answer (absent for none), before its pair in was (nil on CREATE and for a new target).
-func (c *change) groups(m *objectMaps, t *targetRef, carried gjson.Result, was *objectMaps, before *targetRef) (decision, bool) {
+// answer (absent for none; stamp: the value stampJSON writes, made only if needed), before its pair in was (nil on
+// CREATE and for a new target).
+func (c *change) groups(m *objectMaps, t *targetRef, carried gjson.Result, stamp bool, was *objectMaps, before *targetRef) (decision, bool) {
 	e := c.e
 	now, problem := e.taskGroupsOf(m, t)
 	if problem != "" {
@@ -306,6 +307,9 @@ func (c *change) groups(m *objectMaps, t *targetRef, carried gjson.Result, was *
 	}
 	if !now.Exists() {
 		return decision{}, false
+	}
+	if stamp {
+		carried = c.stamped()
 	}
 	groupsNew, valueNew := true, true
 	if before != nil {
