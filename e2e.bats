@@ -767,6 +767,13 @@ S=testdata/settings
   rejected_with "bytes once stamped (1001 annotation maps and task groups), more than the 3 MiB the API server accepts"
 }
 
+@test "refuses a Pod whose task groups are more than a 3 MiB answer can hold, before reading them all (Cost)" {
+  # 100,000 empty task groups (300 KB): each stamped takes more than 50 bytes; the reading stops at the 62,915th
+  edit pod-create-bob-task-groups '.object.metadata.annotations["yunikorn.apache.org/task-groups"] = ([range(100000) | {}] | tojson)'
+  evaluate "$REQ"
+  rejected_with "more than 62914 task groups, each stamped with at least 50 bytes), more than the 3 MiB the API server accepts"
+}
+
 @test "refuses a CREATE naming more maps than a 3 MiB answer can hold, before reading them all (Cost)" {
   # 70,000 empty templates (210 KB): each stamped takes more than 50 bytes; the walk stops at the 62,915th
   edit workflow-create-alice '.object.spec.templates = [range(70000) | {}]'

@@ -96,6 +96,10 @@ func TooLargeRefusal(size, written int) string {
 const TooManyTargetsRefusal = "the object would be more than 3145728 bytes once stamped (more than " +
 	"62914 annotation maps, each stamped with at least 50 bytes), more than the 3 MiB the API server accepts"
 
+// TooManyGroupsRefusal is TooManyTargetsRefusal for the task groups of one map.
+const TooManyGroupsRefusal = "the object would be more than 3145728 bytes once stamped (more than " +
+	"62914 task groups, each stamped with at least 50 bytes), more than the 3 MiB the API server accepts"
+
 // InvalidValueRefusal refuses a trusted requester's invalid value in where (rules 1, 7, 11 and 12).
 func InvalidValueRefusal(where, problem string) string {
 	return "the " + AnnotationKey + " annotation in " + where + " is not valid: " + problem +

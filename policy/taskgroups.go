@@ -28,10 +28,16 @@ type taskGroups struct {
 	inGroups  bool   // user.info as a key of some group's annotations
 	setsKey   string // an application-ID key or the legacy label in a group's annotations or labels
 	groups    bool   // a plain array with an object in it: rule 16 stamps it
+	tooMany   bool   // more groups than readTaskGroupsUpTo's most: the rest was not read
 }
 
 // readTaskGroups reads a task-groups value; legacyLabel is "" when legacy handling is off.
 func readTaskGroups(text, legacyLabel string) taskGroups {
+	return readTaskGroupsUpTo(text, legacyLabel, 0)
+}
+
+// readTaskGroupsUpTo is readTaskGroups stopping after most groups (0: no bound), tooMany set.
+func readTaskGroupsUpTo(text, legacyLabel string, most int) taskGroups {
 	tg := taskGroups{text: text}
 	var x *rawjson.Index
 	switch {
@@ -54,13 +60,18 @@ func readTaskGroups(text, legacyLabel string) taskGroups {
 		return tg
 	}
 	it, _ := x.Members(rawjson.Root(text))
-	for {
+	for n := 0; ; {
 		var element gjson.Result
 		var more bool
 		if it, _, element, more = it.Next(); !more || tg.notPlain != "" {
 			return tg
 		}
 		if element.IsObject() {
+			n++
+			if most > 0 && n > most {
+				tg.tooMany = true
+				return tg
+			}
 			tg.groups = true
 			r.group(element)
 		} else {
@@ -324,7 +335,11 @@ func (c *change) groups(m *objectMaps, t *targetRef, carried gjson.Result, stamp
 	if !groupsNew && !valueNew {
 		return decision{}, false
 	}
-	tg := readTaskGroups(now.Str, e.settings.LegacyUserLabel)
+	tg := readTaskGroupsUpTo(now.Str, e.settings.LegacyUserLabel, e.mostGroups(carried))
+	if tg.tooMany {
+		e.warn("refused an object too large once stamped (bounded answer)")
+		return reject(TooManyGroupsRefusal), true
+	}
 	if groupsNew && !e.trusted() {
 		if refusal := tg.refusal(carried.Exists()); refusal != "" {
 			e.warn("refused the task groups of " + e.place(m, t) + " (rule 15)")
@@ -365,6 +380,15 @@ func (c *change) stampGroups(m *objectMaps, t *targetRef, tg *taskGroups, value 
 		c.rewrites = append(c.rewrites, rw)
 	}
 	return decision{}, false
+}
+
+// mostGroups is how many task groups a CREATE's target carrying a value may hold before the bounded answer
+// is certain, as mostTargets says for maps (0: no bound).
+func (e *evaluation) mostGroups(carried gjson.Result) int {
+	if !carried.Exists() || e.req.operation.Str != "CREATE" || len(e.req.object.Raw) > maxObjectBytes {
+		return 0
+	}
+	return maxObjectBytes/minStampBytes + 1
 }
 
 // podGroups applies rules 15 and 16 to a Pod's UPDATE, which rewrites nothing.

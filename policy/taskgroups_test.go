@@ -231,10 +231,35 @@ func TestRule15_ApplicationKeysAndTheLegacyLabelInTaskGroupsAreRefused(t *testin
 }
 
 func TestCost_AnObjectTooLargeOnceStampedIsRefused(t *testing.T) {
-	groups := "[" + strings.Repeat("{},", 500000) + "{}]" // 1.5 MB: each group stamped grows by ~100 bytes
+	groups := "[" + strings.Repeat("{},", 32000) + "{}]" // 96 KB: each group stamped grows by ~100 bytes
 	for _, settings := range []string{"", rejectSettings} {
 		resp, _ := evaluateReq(t, podTaskGroups(t, bobUser, groups), settings)
-		expectRejected(t, resp, "bytes once stamped (500002 annotation maps and task groups), more than the 3 MiB the API server accepts")
+		expectRejected(t, resp, "bytes once stamped (32002 annotation maps and task groups), more than the 3 MiB the API server accepts")
+	}
+}
+
+// Beyond 62,914 task groups in a map that carries a value, a CREATE's answer cannot be under 3 MiB: the
+// reading stops there.
+func TestCost_ACreateWithTooManyTaskGroupsStopsAtTheBound(t *testing.T) {
+	groups := "[" + strings.Repeat("{},", 500000) + "{}]" // 1.5 MB
+	for _, settings := range []string{"", rejectSettings} {
+		resp, _ := evaluateReq(t, podTaskGroups(t, bobUser, groups), settings)
+		expectRejected(t, resp, TooManyGroupsRefusal)
+	}
+}
+
+// The bound's premise for task groups: each group of a CREATE's answer carries at least minStampBytes.
+func TestCost_EveryTaskGroupOfACreatesAnswerTakesAtLeastTheLeastStamp(t *testing.T) {
+	const n = 2000
+	for _, group := range []string{`{}`, `{"annotations":{}}`, `{"annotations":{"a":"b"}}`, `{"name":"g"}`} {
+		groups := "[" + strings.Repeat(group+",", n-1) + group + "]"
+		req := podTaskGroups(t, map[string]any{"username": "b"}, groups)
+		object := mustJSON(t, req["object"])
+		resp, _ := evaluateReq(t, req, "")
+		expectAllowed(t, resp)
+		if grown := len(resp.MutatedObject) - len(object); grown < n*minStampBytes {
+			t.Errorf("%s: the answer grew by %d bytes for %d groups, less than %d each", group, grown, n, minStampBytes)
+		}
 	}
 }
 
