@@ -9,25 +9,23 @@ import (
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/wapcguest"
 )
 
-// storage is kept from one evaluation to the next (policy.Storage).
-var storage policy.Storage
+// evaluator is kept from one evaluation to the next.
+var evaluator policy.Evaluator
 
 // reserved is the request size the storage is made for at start-up: a Pod or a workload is a few kilobytes.
 const reserved = 4096
 
 func main() {
-	logger := policy.NewLogger(hostLog{})
+	evaluator.LogTo(policy.NewLogger(hostLog{}))
 	// policy never fails a call (docs/rules.md "Bad input").
 	wapcguest.Register(wapcguest.Functions{
-		"validate": func(payload []byte) []byte {
-			return policy.ValidateOver(payload, logger, &storage)
-		},
+		"validate":          evaluator.Validate,
 		"validate_settings": policy.ValidateSettings,
 		// The answer the SDK's protocol package registers.
 		"protocol_version": func([]byte) []byte { return []byte(`"` + constants.ProtocolVersion + `"`) },
 	})
 	// After Register: the reserved records start the heap page it leaves free (docs/runtime.md "Pages").
-	storage.Reserve(reserved)
+	evaluator.Reserve(reserved)
 }
 
 // hostLog sends each line the logger writes to the host, as the SDK's KubewardenLogWriter does but

@@ -195,7 +195,7 @@ func phaseEvaluation() *evaluation {
 	custom, _ := settings.customKind(r.group, r.kind)
 	who, _ := readRequester(&r)
 	return &evaluation{settings: settings, req: &r, who: who, kind: declared(r.kind, custom), log: NewLogger(io.Discard),
-		storage: new(Storage)}
+		storage: new(Evaluator)}
 }
 
 func BenchmarkPhase_Walk(b *testing.B) {

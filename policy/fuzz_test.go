@@ -30,7 +30,7 @@ func seedRequests(f *testing.F) [][]byte {
 
 // FuzzValidate: whatever the payload, the answer is one well-formed response with accepted set; a rejection
 // has code 400 and a message; a mutation is a JSON object; identical input gives identical bytes, and
-// ValidateOver (the answer written over the payload) gives the same bytes.
+// Evaluator.Validate (the answer written over the payload) gives the same bytes.
 func FuzzValidate(f *testing.F) {
 	for _, req := range seedRequests(f) {
 		for _, settings := range []string{`{}`, rejectSettings, externalSettings, noControllersSettings, fuzzKindSettings} {
@@ -194,7 +194,7 @@ func FuzzStamp(f *testing.F) {
 			return // the policy refuses payloads that are not valid JSON before it gets here
 		}
 		e := evaluation{req: &request{index: rawjson.Parse(object), object: gjson.Parse(object)}, kind: podKind,
-			storage: new(Storage)}
+			storage: new(Evaluator)}
 		pod, problem := e.walk(e.req.object, "request.object", &e.storage.object)
 		if problem != "" {
 			return
@@ -489,7 +489,7 @@ func checkUnchangedAround(t *testing.T, payload []byte, kind *CustomWorkload) {
 	text := string(payload)
 	var r request
 	readRequest(rawjson.Parse(text), &r)
-	e := evaluation{req: &r, kind: declared("K", kind), storage: new(Storage)}
+	e := evaluation{req: &r, kind: declared("K", kind), storage: new(Evaluator)}
 	now, problem := e.walk(r.object, "request.object", &e.storage.object)
 	if problem != "" || !e.unchangedAround(&now) {
 		return

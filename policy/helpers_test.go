@@ -256,21 +256,27 @@ func partsString(parts []rawjson.Part) string {
 
 // keptStorage is the storage of checkValidateOver's calls, kept from one to the next as the waPC
 // handler keeps it: every answer checked is also one given after the evaluations of the checks before.
-var keptStorage Storage
+var keptStorage Evaluator
 
-// checkValidateOver checks that ValidateOver, the waPC handler's entry, answers payload with the bytes
+// checkValidateOver checks that Evaluator.Validate, the waPC handler's entry, answers payload with the bytes
 // Validate answered (want), whether it wrote them over the payload or into a buffer of its own, and
 // reports which it did. It also checks the same answer from a payload whose buffer has room to spare
 // after it, filled with other bytes, as the waPC glue's kept buffer may have (package wapcguest).
 func checkValidateOver(t *testing.T, payload string, want []byte) (out []byte, over bool) {
 	t.Helper()
 	roomy := append([]byte(payload), bytes.Repeat([]byte{'"'}, len(payload)+64)...)[:len(payload)]
-	if spare := ValidateOver(roomy, NewLogger(io.Discard), &keptStorage); !bytes.Equal(spare, want) {
-		t.Fatalf("ValidateOver with room after the payload answered\n%s\nValidate answered\n%s", spare, want)
+	if spare := validateWith(roomy, NewLogger(io.Discard), &keptStorage); !bytes.Equal(spare, want) {
+		t.Fatalf("Evaluator.Validate with room after the payload answered\n%s\nValidate answered\n%s", spare, want)
 	}
 	buf := []byte(payload)
-	if out = ValidateOver(buf, NewLogger(io.Discard), &keptStorage); !bytes.Equal(out, want) {
-		t.Fatalf("ValidateOver answered\n%s\nValidate answered\n%s", out, want)
+	if out = validateWith(buf, NewLogger(io.Discard), &keptStorage); !bytes.Equal(out, want) {
+		t.Fatalf("Evaluator.Validate answered\n%s\nValidate answered\n%s", out, want)
 	}
 	return out, len(out) > 0 && len(buf) > 0 && &out[0] == &buf[0]
+}
+
+// validateWith is ev.Validate, logging to logger.
+func validateWith(payload []byte, logger *Logger, ev *Evaluator) []byte {
+	ev.log = logger
+	return ev.Validate(payload)
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// validateOver runs ValidateOver on a copy of payload and reports whether the answer was written over
+// validateOver runs Evaluator.Validate on a copy of payload and reports whether the answer was written over
 // that copy; the answer must be the bytes Validate gives.
 func validateOver(t *testing.T, payload string) (out []byte, over bool) {
 	t.Helper()
@@ -74,9 +74,9 @@ func TestValidateOver_LargerAnswerWrittenIntoTheBuffersRoom(t *testing.T) {
 	want := Validate([]byte(payload), NewLogger(io.Discard))
 	buf := make([]byte, len(payload), 2*len(payload))
 	copy(buf, payload)
-	out := ValidateOver(buf, NewLogger(io.Discard), new(Storage))
+	out := validateWith(buf, NewLogger(io.Discard), new(Evaluator))
 	if !bytes.Equal(out, want) {
-		t.Fatalf("ValidateOver answered\n%s\nValidate answered\n%s", out, want)
+		t.Fatalf("Evaluator.Validate answered\n%s\nValidate answered\n%s", out, want)
 	}
 	if &out[0] != &buf[0] {
 		t.Fatalf("an answer of %d bytes went to a buffer of its own though the payload's has %d", len(out), cap(buf))

@@ -9,14 +9,14 @@ import (
 // Validate answers a Kubewarden validate payload ({"request":..,"settings":..}) with a validation response.
 // It never fails: bad input is a rejection with code 400 (docs/rules.md "Bad input").
 func Validate(payload []byte, logger *Logger) []byte {
-	return evaluate(payload, logger, new(Storage)).encode()
+	return NewEvaluator(logger).evaluate(payload).encode()
 }
 
-// ValidateOver is Validate for a payload the caller has no further use for: the answer is written over it
-// when it fits, and the records are made in storage, which the caller keeps between calls.
-func ValidateOver(payload []byte, logger *Logger, storage *Storage) []byte {
-	answer := evaluate(payload, logger, storage).encodeOver(payload)
-	storage.forget()
+// Validate is the package's Validate for a payload the caller has no further use for: the answer is
+// written over it when it fits.
+func (ev *Evaluator) Validate(payload []byte) []byte {
+	answer := ev.evaluate(payload).encodeOver(payload)
+	ev.forget()
 	return answer
 }
 
@@ -28,24 +28,24 @@ func ValidateSettings(payload []byte) []byte {
 
 // evaluate reads the request in the order docs/rules.md "Which requests are decided" fixes (operation,
 // kind, then the rest) and decides.
-func evaluate(payload []byte, logger *Logger, storage *Storage) decision {
-	e, d := prepare(payload, logger, storage)
+func (ev *Evaluator) evaluate(payload []byte) decision {
+	e, d := ev.prepare(payload)
 	if e == nil {
 		return d
 	}
 	return e.decide()
 }
 
-// prepare is evaluate up to the rules: it reads the request and the settings into the storage's
+// prepare is evaluate up to the rules: it reads the request and the settings into the evaluator's
 // evaluation, or decides without one (bad input, an operation or a kind the policy leaves alone).
-func prepare(payload []byte, logger *Logger, storage *Storage) (*evaluation, decision) {
+func (ev *Evaluator) prepare(payload []byte) (*evaluation, decision) {
 	// Nothing writes the payload before the answer: a view of it is safe.
 	text := rawjson.View(payload)
-	index := storage.records.Parse(text)
+	index := ev.records.Parse(text)
 	if index == nil {
 		return nil, badInput("the validate payload is not valid JSON")
 	}
-	r := &storage.request
+	r := &ev.request
 	readRequest(index, r)
 	if r.payloadDuplicate != "" {
 		return nil, badInput(duplicateMember("the validate payload's " + r.payloadDuplicate))
@@ -68,10 +68,10 @@ func prepare(payload []byte, logger *Logger, storage *Storage) (*evaluation, dec
 	}
 	kind, ours := kindOf(r.group, r.kind, op)
 	if !ours {
-		return evaluateCustom(r, logger, storage)
+		return ev.evaluateCustom(r)
 	}
 	if kind.handling == BindingHandling {
-		return nil, bindingDecision(index, r.object, logger) // needs neither the requester nor the settings
+		return nil, bindingDecision(index, r.object, ev.log) // needs neither the requester nor the settings
 	}
 	who, problem := readRequester(r)
 	if problem != "" {
@@ -81,14 +81,14 @@ func prepare(payload []byte, logger *Logger, storage *Storage) (*evaluation, dec
 	if problem != "" {
 		return nil, badInput("the policy settings are not valid: " + problem)
 	}
-	e := &storage.evaluation
-	*e = evaluation{settings: settings, req: r, who: who, kind: kind, log: logger, storage: storage}
+	e := &ev.evaluation
+	*e = evaluation{settings: settings, req: r, who: who, kind: kind, log: ev.log, storage: ev}
 	return e, decision{}
 }
 
 // evaluateCustom is prepare for a kind outside the table: a kind declared in customWorkloads (rules
 // 11-13) gets an evaluation, anything else is accepted. Only the request's kind is parsed.
-func evaluateCustom(r *request, logger *Logger, storage *Storage) (*evaluation, decision) {
+func (ev *Evaluator) evaluateCustom(r *request) (*evaluation, decision) {
 	if tableKind(r.group, r.kind) != nil || !hasCustomWorkloads(r.settings) {
 		return nil, accept() // an operation of a table kind the policy does not decide on (UPDATE of a Binding)
 	}
@@ -107,8 +107,8 @@ func evaluateCustom(r *request, logger *Logger, storage *Storage) (*evaluation, 
 	if problem != "" {
 		return nil, badInput(problem)
 	}
-	e := &storage.evaluation
-	*e = evaluation{settings: settings, req: r, who: who, kind: declared(r.kind, custom), log: logger, storage: storage}
+	e := &ev.evaluation
+	*e = evaluation{settings: settings, req: r, who: who, kind: declared(r.kind, custom), log: ev.log, storage: ev}
 	return e, decision{}
 }
 
@@ -164,7 +164,7 @@ type evaluation struct {
 	who      requester
 	kind     workload
 	log      *Logger
-	storage  *Storage
+	storage  *Evaluator
 	trust    int8 // trusted's answer: 0 until asked, then 1 or -1
 }
 

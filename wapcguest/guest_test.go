@@ -55,7 +55,7 @@ func TestGuestCall_OnlyAReplacedBufferHasRoomToSpare(t *testing.T) {
 	}
 }
 
-// triple answers its payload three times: over the payload when its capacity allows (as ValidateOver
+// triple answers its payload three times: over the payload when its capacity allows (as Evaluator.Validate
 // does), otherwise in a buffer of its own.
 func triple(payload []byte) []byte {
 	if cap(payload) >= 3*len(payload) {

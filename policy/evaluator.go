@@ -2,10 +2,11 @@ package policy
 
 import "github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 
-// Storage holds an evaluation's records (the index's, the walks', the edits') and keeps them for the next
-// (docs/runtime.md "Storage kept between evaluations"). One evaluation at a time: an answer may point into
-// the storage until the next one starts.
-type Storage struct {
+// Evaluator decides validate payloads one after another, keeping the records an evaluation makes (the
+// index's, the walks', the edits') for the next (docs/runtime.md "Storage kept between evaluations"). It may
+// be reused, but not from concurrent goroutines; an answer may point into it until the next call.
+type Evaluator struct {
+	log *Logger
 	// request and evaluation live here rather than in a frame (docs/runtime.md "Storage kept between evaluations").
 	request           request
 	evaluation        evaluation
@@ -14,23 +15,29 @@ type Storage struct {
 	edits             editStorage
 }
 
-// Reserve gives the storage room for the records of a request of up to size bytes; main calls it at
+// NewEvaluator returns an Evaluator that logs to logger.
+func NewEvaluator(logger *Logger) *Evaluator { return &Evaluator{log: logger} }
+
+// LogTo makes ev log to logger (for an Evaluator declared as a variable).
+func (ev *Evaluator) LogTo(logger *Logger) { ev.log = logger }
+
+// Reserve gives the evaluator room for the records of a request of up to size bytes; main calls it at
 // start-up (docs/runtime.md "Pages").
-func (s *Storage) Reserve(size int) {
-	s.records.Reserve(size)
-	for _, w := range []*walkStorage{&s.object.targets, &s.object.guards, &s.oldObject.targets, &s.oldObject.guards} {
+func (ev *Evaluator) Reserve(size int) {
+	ev.records.Reserve(size)
+	for _, w := range []*walkStorage{&ev.object.targets, &ev.object.guards, &ev.oldObject.targets, &ev.oldObject.guards} {
 		w.refs.reserve(2)  // a built-in kind's targets, or a small declared kind's maps
 		w.keys.reserve(64) // their concrete paths ("spec.template.metadata.annotations")
 	}
-	s.edits.writes.reserve(2)
-	s.edits.groups.reserve(2)
-	s.edits.spans.reserve(4)
+	ev.edits.writes.reserve(2)
+	ev.edits.groups.reserve(2)
+	ev.edits.spans.reserve(4)
 }
 
 // forget drops the request and the evaluation once the answer is written: they are views of a payload
 // the caller may replace, which they would keep alive.
-func (s *Storage) forget() {
-	s.request, s.evaluation = request{}, evaluation{}
+func (ev *Evaluator) forget() {
+	ev.request, ev.evaluation = request{}, evaluation{}
 }
 
 // objectStorage is the storage of one object's walks.

@@ -47,14 +47,14 @@ func TestReused_TakeEmptiesAndZeroesWhatWasKept(t *testing.T) {
 // ended with changes half made, bad input, another kind's paths).
 func TestStorage_EveryAnswerIsAFreshInstances(t *testing.T) {
 	payloads := keptPayloads(t)
-	var storage Storage
+	var storage Evaluator
 	for round, order := range [][]string{payloads, reversed(payloads)} {
 		for i, payload := range order {
 			var freshLog, keptLog bytes.Buffer
 			want := Validate([]byte(payload), NewLogger(&freshLog))
 			buf := make([]byte, len(payload), 2*len(payload)) // room, as the guest's buffer may have
 			copy(buf, payload)
-			got := ValidateOver(buf, NewLogger(&keptLog), &storage)
+			got := validateWith(buf, NewLogger(&keptLog), &storage)
 			if !bytes.Equal(got, want) || keptLog.String() != freshLog.String() {
 				t.Fatalf("round %d, payload %d (%.200s...): after the others\n%s\n%s\nfresh\n%s\n%s",
 					round, i, payload, got, keptLog.String(), want, freshLog.String())
@@ -131,14 +131,14 @@ func TestStorage_ARequestNoLargerReusesTheRecords(t *testing.T) {
 	}
 	req := workerGroups(t, fixture(t, "raycluster-create-alice"), 300, bobValue)
 	payload := `{"request":` + mustJSON(t, req) + `,"settings":` + string(settings) + `}`
-	var storage Storage
-	ValidateOver([]byte(payload), NewLogger(io.Discard), &storage)
+	var storage Evaluator
+	validateWith([]byte(payload), NewLogger(io.Discard), &storage)
 	refs, keys, sets := unsafe.SliceData(storage.object.targets.refs.kept), unsafe.SliceData(storage.object.targets.keys.kept),
 		unsafe.SliceData(storage.edits.writes.kept)
 	if refs == nil || keys == nil || sets == nil {
 		t.Fatal("the evaluation kept no records")
 	}
-	ValidateOver([]byte(strings.Replace(payload, `"workers-1"`, `"workers-x"`, 1)), NewLogger(io.Discard), &storage)
+	validateWith([]byte(strings.Replace(payload, `"workers-1"`, `"workers-x"`, 1)), NewLogger(io.Discard), &storage)
 	if unsafe.SliceData(storage.object.targets.refs.kept) != refs || unsafe.SliceData(storage.object.targets.keys.kept) != keys ||
 		unsafe.SliceData(storage.edits.writes.kept) != sets {
 		t.Errorf("a request like the last one made its records in storage of their own")
@@ -149,9 +149,9 @@ func TestStorage_ARequestNoLargerReusesTheRecords(t *testing.T) {
 // settings read from it would otherwise keep a buffer the caller replaces alive through the next
 // evaluation.
 func TestStorage_ForgetsTheRequestOnceAnswered(t *testing.T) {
-	var storage Storage
+	var storage Evaluator
 	for _, payload := range keptPayloads(t) {
-		ValidateOver([]byte(payload), NewLogger(io.Discard), &storage)
+		validateWith([]byte(payload), NewLogger(io.Discard), &storage)
 		if !reflect.DeepEqual(storage.request, request{}) || !reflect.DeepEqual(storage.evaluation, evaluation{}) {
 			t.Fatalf("after %.200s...: the storage still holds the request: %+v", payload, storage.request)
 		}
@@ -162,7 +162,7 @@ func TestStorage_ForgetsTheRequestOnceAnswered(t *testing.T) {
 // records, a Pod stamp's and a Deployment's, in the storage reserved: none in storage of their own.
 func TestStorage_ReservedHoldsASmallRequestsRecords(t *testing.T) {
 	for _, name := range []string{"pod-create-alice", "deployment-create-alice"} {
-		var storage Storage
+		var storage Evaluator
 		storage.Reserve(4 << 10)
 		type kept struct{ containers, refs, keys, sets, groups, spans unsafe.Pointer }
 		arrays := func() kept {
@@ -176,7 +176,7 @@ func TestStorage_ReservedHoldsASmallRequestsRecords(t *testing.T) {
 		if len(payload) > 4<<10 {
 			t.Fatalf("%s: %d bytes, more than the storage is reserved for", name, len(payload))
 		}
-		answer := ValidateOver([]byte(payload), NewLogger(io.Discard), &storage)
+		answer := validateWith([]byte(payload), NewLogger(io.Discard), &storage)
 		if !bytes.Contains(answer, []byte(`"mutated_object"`)) {
 			t.Fatalf("%s: not stamped: %.300s", name, answer)
 		}
