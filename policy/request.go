@@ -45,12 +45,7 @@ func readRequest(x *rawjson.Index, r *request) {
 		return // not an object: no "request"
 	}
 	var seenRequest, seenSettings bool
-	for {
-		var key, value gjson.Result
-		var more bool
-		if it, key, value, more = it.Next(); !more {
-			return
-		}
+	for it, key, value, more := it.Next(); more; it, key, value, more = it.Next() {
 		switch key.Str {
 		case "request":
 			if seenRequest {
@@ -89,12 +84,7 @@ func (r *request) readAdmissionRequest(req gjson.Result) {
 	if !ok {
 		return // req is a view of the payload, and an object: not reached
 	}
-	for {
-		var key, value gjson.Result
-		var more bool
-		if it, key, value, more = it.Next(); !more {
-			return
-		}
+	for it, key, value, more := it.Next(); more; it, key, value, more = it.Next() {
 		switch key.Str {
 		case "operation":
 			if r.first(seenOperation, "operation") {
