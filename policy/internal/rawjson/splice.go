@@ -262,22 +262,3 @@ func (e *Edit) span(k int) *Span {
 	}
 	return &e.More[k-1]
 }
-
-func skipSpace(s string, i int) int {
-	for i < len(s) && IsSpace(s[i]) {
-		i++
-	}
-	return i
-}
-
-func skipSpaceBack(s string, i int) int {
-	for i > 0 && IsSpace(s[i-1]) {
-		i--
-	}
-	return i
-}
-
-// IsSpace reports JSON whitespace: one comparison for the bytes of text, a bit test for the rest.
-func IsSpace(c byte) bool {
-	return c <= ' ' && uint64(1)<<c&(1<<' '|1<<'\t'|1<<'\n'|1<<'\r') != 0
-}

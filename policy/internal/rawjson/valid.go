@@ -260,10 +260,6 @@ func plainRun(s string, i int) int {
 	return i
 }
 
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
 // scanLiteral reads literal at i and returns the offset after it, or -1.
 func scanLiteral(s string, i int, literal string) int {
 	if len(s)-i < len(literal) || s[i:i+len(literal)] != literal {
@@ -312,8 +308,6 @@ func skipDigits(s string, i int) int {
 	}
 	return i
 }
-
-func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 // Word-at-a-time tests on eight bytes of text (Hacker's Delight 6-1): each is non-zero exactly when one
 // of the eight bytes qualifies, and its lowest flag marks the first byte that does (firstFlagged); a
