@@ -547,7 +547,7 @@ func FuzzLeaves(f *testing.F) {
 func FuzzTaskGroups(f *testing.F) {
 	for _, s := range []string{`[{"name":"a"}]`, `[{"name":"a","annotations":null},{}]`, `[{"ANNOTATIONS":{"a":"b"}}]`,
 		`[{"annotations":{"yunikorn.apache.org\/user.info":"x"}}]`, `[{"annotationſ":{}}]`, `[{"annotations":{"a":"b","a":"c"}}]`,
-		`[{"labels":{"applicationId":"x"}}]`, `{"a":1}`, `[1,"x",null]`, `[{"annotations":{"k":"\u2028<"}}]`, `[{"a":"\ud800"}]`} {
+		`[{"labels":{"applicationId":"x"}}]`, `{"a":1}`, `[1,"x",null]`, `[{"annotations":{"k":"\u2028<"}}]`, `[{"a":"\ud800"}]`, `[null]`, `[{"name":"a"},null]`} {
 		f.Add(s)
 	}
 	base := `{"request":{"uid":"1","kind":{"group":"","version":"v1","kind":"Pod"},"operation":"CREATE","namespace":"a",` +

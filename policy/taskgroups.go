@@ -61,9 +61,13 @@ func readTaskGroupsUpTo(text, legacyLabel string, most int) taskGroups {
 	}
 	it, _ := x.Members(rawjson.Root(text))
 	for n := 0; ; {
-		var element gjson.Result
+		var index, element gjson.Result
 		var more bool
-		if it, _, element, more = it.Next(); !more || tg.notPlain != "" {
+		if it, index, element, more = it.Next(); !more || tg.notPlain != "" {
+			return tg
+		}
+		if element.Type == gjson.Null { // a strict reader's nothing, encoding/json's empty task group
+			tg.notPlain = "element " + strconv.Itoa(int(index.Num)) + " is null, which YuniKorn reads as an empty task group"
 			return tg
 		}
 		if element.IsObject() {

@@ -288,6 +288,18 @@ func expectAllowed(t *testing.T, resp response) {
 	}
 }
 
+// A null element is nothing to a strict reader and an empty task group to YuniKorn's: not plain, so an
+// untrusted requester cannot give YuniKorn a group that carries no identity (found by FuzzTaskGroups).
+func TestRule15_ANullTaskGroupIsNotPlain(t *testing.T) {
+	for _, groups := range []string{`[null]`, `[{"name":"a"},null]`} {
+		resp, _ := evaluateReq(t, podTaskGroups(t, bobUser, groups), "")
+		expectRejected(t, resp, "is not plain JSON task groups: element ")
+	}
+	if tg := readTaskGroups(`[{"name":"a"},null]`, ""); tg.notPlain != "element 1 is null, which YuniKorn reads as an empty task group" {
+		t.Fatalf("%+v", tg)
+	}
+}
+
 func TestRule15_InvalidUTF8IsNotPlain(t *testing.T) {
 	if tg := readTaskGroups("[{\"name\":\"a\xff\"}]", ""); tg.notPlain != "it is not valid UTF-8" {
 		t.Fatalf("%+v", tg)
