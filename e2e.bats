@@ -378,6 +378,10 @@ load e2e-helpers
   edit pod-create-bob-task-groups '.object.metadata.annotations["yunikorn.apache.org/task-groups"] = "[{\"name\":\"tg\",\"ANNOTATIONS\":{}}]"'
   evaluate "$REQ"
   rejected_with "the yunikorn.apache.org/task-groups annotation is not plain JSON task groups: a task group has the member \"ANNOTATIONS\", which YuniKorn reads as annotations"
+  # a null element: nothing to a strict reader, an empty task group without the identity to YuniKorn
+  edit pod-create-bob-task-groups '.object.metadata.annotations["yunikorn.apache.org/task-groups"] = "[{\"name\":\"tg\"},null]"'
+  evaluate "$REQ"
+  rejected_with "the yunikorn.apache.org/task-groups annotation is not plain JSON task groups: element 1 is null, which YuniKorn reads as an empty task group"
 }
 
 @test "refuses an untrusted change of a pod's application (rule 14b)" {
