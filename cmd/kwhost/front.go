@@ -2,17 +2,13 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/host/kwctl"
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/host/webhook"
@@ -60,34 +56,18 @@ func frontCommand(args []string, stderr io.Writer) int {
 		return kwctl.ExitUsage
 	}
 	opts := webhook.FrontOptions{Upstream: c.upstream, Ready: c.ready, Log: stderr}
-	if c.recordPath != "" {
-		f, err := os.OpenFile(c.recordPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-		if err != nil {
-			return fail(err)
-		}
-		defer f.Close()
-		opts.Record = f
-	}
-	cert, err := tls.LoadX509KeyPair(c.certFile, c.keyFile)
-	if err != nil {
-		return fail(fmt.Errorf("cannot load the serving certificate: %w", err))
-	}
-	ln, err := net.Listen("tcp", c.listen)
+	record, err := openRecord(c.recordPath)
 	if err != nil {
 		return fail(err)
 	}
-	srv := webhook.Server(webhook.NewFront(opts), cert)
-	done := make(chan error, 1)
-	go func() { done <- srv.ServeTLS(ln, "", "") }()
-	fmt.Fprintf(stderr, "kwhost front: https://%s -> %s (every decision is the policy server's)\n", ln.Addr(), c.upstream)
-	select {
-	case err := <-done:
-		return fail(err)
-	case <-ctx.Done():
+	if record != nil {
+		defer record.Close()
+		opts.Record = record
 	}
-	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	err = serveTLS(ctx, webhook.NewFront(opts), c.certFile, c.keyFile, c.listen, func(addr string) {
+		fmt.Fprintf(stderr, "kwhost front: https://%s -> %s (every decision is the policy server's)\n", addr, c.upstream)
+	})
+	if err != nil {
 		return fail(err)
 	}
 	return kwctl.ExitOK

@@ -121,13 +121,13 @@ func serve(ctx context.Context, c *serveConfig, stderr io.Writer, ready func(add
 	}
 
 	opts := webhook.Options{Settings: settings, Log: stderr, EvalTimeout: c.evalTimeout, Payload: c.payload}
-	if c.recordPath != "" {
-		f, err := os.OpenFile(c.recordPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-		if err != nil {
-			return fail(err)
-		}
-		defer f.Close()
-		opts.Record = f
+	record, err := openRecord(c.recordPath)
+	if err != nil {
+		return fail(err)
+	}
+	if record != nil {
+		defer record.Close()
+		opts.Record = record
 	}
 	handler, err := webhook.New(ctx, host, opts)
 	var settingsErr *kwctl.SettingsError
@@ -138,34 +138,54 @@ func serve(ctx context.Context, c *serveConfig, stderr io.Writer, ready func(add
 	case err != nil:
 		return fail(err)
 	}
-	cert, err := tls.LoadX509KeyPair(c.certFile, c.keyFile)
-	if err != nil {
-		return fail(fmt.Errorf("cannot load the serving certificate: %w", err))
-	}
-	ln, err := net.Listen("tcp", c.listen)
+	err = serveTLS(ctx, handler, c.certFile, c.keyFile, c.listen, func(addr string) {
+		fmt.Fprintf(stderr, "kwhost serve: %s on https://%s (a test host, not a production server), settings %s\n",
+			c.policy, addr, settings)
+		if ready != nil {
+			ready(addr)
+		}
+	})
 	if err != nil {
 		return fail(err)
 	}
-	srv := webhook.Server(handler, cert)
+	fmt.Fprintln(stderr, "kwhost serve: stopped")
+	return kwctl.ExitOK
+}
+
+// openRecord opens the --record file for appending; nil without one.
+func openRecord(path string) (*os.File, error) {
+	if path == "" {
+		return nil, nil
+	}
+	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+}
+
+// serveTLS serves h over HTTPS at listen with the certificate in certFile and keyFile until ctx is done, then
+// shuts down; started is called with the address once it accepts connections.
+func serveTLS(ctx context.Context, h http.Handler, certFile, keyFile, listen string, started func(addr string)) error {
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return fmt.Errorf("cannot load the serving certificate: %w", err)
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return err
+	}
+	srv := webhook.Server(h, cert)
 	done := make(chan error, 1)
 	go func() { done <- srv.ServeTLS(ln, "", "") }()
-	fmt.Fprintf(stderr, "kwhost serve: %s on https://%s (a test host, not a production server), settings %s\n",
-		c.policy, ln.Addr(), settings)
-	if ready != nil {
-		ready(ln.Addr().String())
-	}
+	started(ln.Addr().String())
 	select {
 	case err := <-done:
-		return fail(err)
+		return err
 	case <-ctx.Done():
 	}
 	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fail(err)
+		return err
 	}
-	fmt.Fprintln(stderr, "kwhost serve: stopped")
-	return kwctl.ExitOK
+	return nil
 }
 
 // levels ranks the SDK's log levels; policy-server shows info and above unless told otherwise.
