@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"bytes"
 	"slices"
 	"strings"
 
@@ -17,7 +16,7 @@ func (e *evaluation) oldMaps(now *objectMaps) (objectMaps, string) {
 	if e.unchangedAround(now) {
 		return *now, ""
 	}
-	return e.walk(e.req.oldObject, "request.oldObject", &e.storage.oldObject)
+	return e.walk(e.req.oldObject, "request.oldObject", &e.storage.oldObject, false)
 }
 
 // untouched reports whether every top-level member a declared kind's paths start in holds the same bytes
@@ -99,24 +98,23 @@ func sameBytes(doc string, a rawjson.Ref, oldDoc string, b rawjson.Ref) bool {
 // pairing finds a target's pair in the old object by its concrete path: the target at the same position
 // first, then, after the first miss, through an index of the old targets.
 type pairing struct {
-	was              []targetRef
-	wasKeys, nowKeys []byte
-	byKey            map[string]*targetRef
+	was                  []targetRef
+	wasPlaces, nowPlaces *places
+	byKey                map[string]*targetRef
 }
 
 func (p *pairing) find(i int, t *targetRef) (*targetRef, bool) {
-	key := t.keyIn(p.nowKeys)
 	if p.byKey == nil {
-		if i < len(p.was) && bytes.Equal(p.was[i].keyIn(p.wasKeys), key) {
+		if i < len(p.was) && p.nowPlaces.samePlace(t, p.wasPlaces, &p.was[i]) {
 			return &p.was[i], true
 		}
 		p.byKey = make(map[string]*targetRef, len(p.was))
 		for j := range p.was {
 			w := &p.was[j]
-			p.byKey[string(w.keyIn(p.wasKeys))] = w
+			p.byKey[p.wasPlaces.key(w)] = w
 		}
 	}
-	before, paired := p.byKey[string(key)]
+	before, paired := p.byKey[p.nowPlaces.key(t)]
 	return before, paired
 }
 
@@ -124,18 +122,18 @@ func (p *pairing) find(i int, t *targetRef) (*targetRef, bool) {
 func (e *evaluation) guard(now, was *objectMaps) (decision, bool) {
 	var pairs pairing
 	if was != nil {
-		pairs = pairing{was: was.guard, wasKeys: was.guardKeys, nowKeys: now.guardKeys}
+		pairs = pairing{was: was.guard, wasPlaces: &was.guardPlaces, nowPlaces: &now.guardPlaces}
 	}
 	for i := range now.guard {
 		g := &now.guard[i]
 		var before map[string]gjson.Result
 		if was != nil {
 			if old, paired := pairs.find(i, g); paired {
-				before = membersOf(e.req.index, old.m.Result(was.doc))
+				before = membersOf(e.req.index, old.m().Result(was.doc))
 			}
 		}
 		var refusal string
-		e.req.index.ForEach(g.m.Result(now.doc), func(key, value gjson.Result) bool {
+		e.req.index.ForEach(g.m().Result(now.doc), func(key, value gjson.Result) bool {
 			changed := -1 // unknown until a leaf needs it
 			eachLeaf(value.Raw, key.Str, func(l leaf) bool {
 				why, always := e.leafRefusal(now, g, l)
@@ -199,7 +197,7 @@ func membersOf(x *rawjson.Index, obj gjson.Result) map[string]gjson.Result {
 
 // checkTargetKeys refuses an untrusted requester's target map key that no pod can carry.
 func (e *evaluation) checkTargetKeys(now *objectMaps, t *targetRef) (decision, bool) {
-	if !e.kind.isDeclared() || !t.m.Exists() || e.trusted() {
+	if !e.kind.isDeclared() || !t.m().Exists() || e.trusted() {
 		return decision{}, false // no map yet: no key, and no closure made
 	}
 	return e.checkMapKeys(now, t)
@@ -207,7 +205,7 @@ func (e *evaluation) checkTargetKeys(now *objectMaps, t *targetRef) (decision, b
 
 // checkMapKeys is checkTargetKeys for a target whose map exists.
 func (e *evaluation) checkMapKeys(now *objectMaps, t *targetRef) (decision, bool) {
-	m := t.m.Result(now.doc)
+	m := t.m().Result(now.doc)
 	if !m.IsObject() {
 		return decision{}, false
 	}

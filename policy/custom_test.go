@@ -573,3 +573,24 @@ func TestCustomWarning_IsOneShortLine(t *testing.T) {
 		}
 	}
 }
+
+// A path walked along with another counts its own maps against the bound of one path (docs/rules.md
+// "Cost"): three elements naming a map by each of two paths are within a bound of three, four are not.
+func TestWalk_ARiderCountsItsOwnMaps(t *testing.T) {
+	p, _ := parsePath("spec.items[*]>a.annotations", false, false)
+	q, _ := parsePath("spec.items[*]>b.annotations", false, false)
+	paths := []annotationPath{p, q}
+	if riders := ridersOf(paths); len(riders) != 1 || riders[0] != (rider{leader: 0, path: 1, at: 1}) {
+		t.Fatalf("riders %+v, want the second path riding the first from spec.items[*]", riders)
+	}
+	for n, want := range map[int]string{3: "", 4: TooManyTargetsRefusal} {
+		doc := `{"spec":{"items":[{}` + strings.Repeat(`,{}`, n-1) + `]}}`
+		w := walker{doc: doc, index: rawjson.Parse(doc), field: "request.object", entry: AnnotationKey, most: 3}
+		if got := w.walkAll(rawjson.Root(doc), paths); got != want {
+			t.Errorf("%d elements: %q, want %q", n, got, want)
+		}
+		if want == "" && len(w.refs) != 2*n {
+			t.Errorf("%d elements: %d maps, want %d", n, len(w.refs), 2*n)
+		}
+	}
+}

@@ -11,7 +11,7 @@ import (
 
 // create applies docs/rules.md rules 1-4 and, for a declared kind, 11 and 13.
 func (e *evaluation) create() decision {
-	now, problem := e.walk(e.req.object, "request.object", &e.storage.object)
+	now, problem := e.walk(e.req.object, "request.object", &e.storage.object, false)
 	if problem == TooManyTargetsRefusal {
 		e.warn("refused an object too large once stamped (bounded answer)")
 	}
@@ -38,7 +38,7 @@ func (e *evaluation) create() decision {
 		if d, refused := e.checkTargetKeys(&now, t); refused {
 			return d
 		}
-		if d, refused := c.asOnCreate(&now, t, t.value.Result(now.doc)); refused {
+		if d, refused := c.asOnCreate(&now, t, t.value().Result(now.doc)); refused {
 			return d
 		}
 	}
@@ -48,19 +48,23 @@ func (e *evaluation) create() decision {
 // update applies docs/rules.md rule 5 to a Pod, and rules 6-9 (12 and 13 for a declared kind) to the
 // others, pairing targets with the old object's by their concrete path.
 func (e *evaluation) update() decision {
-	if e.kind.isDeclared() && e.trusted() && e.untouched() {
+	untouched := e.kind.isDeclared() && e.untouched()
+	if untouched && e.trusted() {
 		return accept() // a controller's status write: nothing to check, nothing to change
 	}
-	nowMaps, problem := e.walk(e.req.object, "request.object", &e.storage.object)
+	// Untouched, every map is its own pair, unchanged: only the keys of the maps that exist can refuse.
+	nowMaps, problem := e.walk(e.req.object, "request.object", &e.storage.object, untouched)
 	if problem != "" {
 		return badInput(problem)
 	}
 	if rawjson.IsMissing(e.req.oldObject) {
 		return badInput("request.oldObject is missing: an UPDATE needs the old object to compare with")
 	}
-	wasMaps, problem := e.oldMaps(&nowMaps)
-	if problem != "" {
-		return badInput(problem)
+	wasMaps := nowMaps
+	if !untouched {
+		if wasMaps, problem = e.oldMaps(&nowMaps); problem != "" {
+			return badInput(problem)
+		}
 	}
 	now, was := &nowMaps, &wasMaps
 	if e.kind.handling == PodHandling {
@@ -69,8 +73,8 @@ func (e *evaluation) update() decision {
 	if d, refused := e.refuseIdentity(now, was); refused {
 		return d
 	}
-	pairs := pairing{was: was.targets, wasKeys: was.keys, nowKeys: now.keys}
-	c := e.newChange(len(now.targets))
+	pairs := pairing{was: was.targets, wasPlaces: &was.places, nowPlaces: &now.places}
+	c := e.newChange(0) // an UPDATE changes few of its targets, if any
 	c.oneValueOf(now)
 	for i := range now.targets {
 		t := &now.targets[i]
@@ -83,7 +87,7 @@ func (e *evaluation) update() decision {
 		if paired {
 			d, refused = c.asOnUpdate(now, t, was, before)
 		} else { // a new element: as on CREATE
-			d, refused = c.asOnCreate(now, t, t.value.Result(now.doc))
+			d, refused = c.asOnCreate(now, t, t.value().Result(now.doc))
 		}
 		if refused {
 			return d
@@ -94,7 +98,7 @@ func (e *evaluation) update() decision {
 
 // immutable applies rules 5, 14b, 15 and 16 to a Pod's UPDATE.
 func (e *evaluation) immutable(now, was *objectMaps) decision {
-	if !sameEntry(was.targets[0].value.Result(was.doc), now.targets[0].value.Result(now.doc)) {
+	if !sameEntry(was.targets[0].value().Result(was.doc), now.targets[0].value().Result(now.doc)) {
 		e.warn("refused a change of " + AnnotationKey + " on an existing pod (rule 5)")
 		return reject(Rule5Refusal)
 	}
@@ -115,7 +119,7 @@ func (e *evaluation) immutable(now, was *objectMaps) decision {
 
 // labelChanged reports whether the legacy label changed where rules 5 and 9 guard it.
 func labelChanged(now, was *objectMaps, legacyLabel string) bool {
-	return legacyLabel != "" && was.labels != nil && !was.targets[0].value.Exists() && !sameEntry(was.label(), now.label())
+	return legacyLabel != "" && was.labels != nil && !was.targets[0].value().Exists() && !sameEntry(was.label(), now.label())
 }
 
 // refuseIdentity applies, for an untrusted requester, rules 13 and 15 to the guard maps and rule 14 to the
@@ -141,8 +145,8 @@ func (e *evaluation) refuseIdentity(now, was *objectMaps) (decision, bool) {
 // checkValues validates every value present in the targets (a trusted requester's).
 func (e *evaluation) checkValues(m *objectMaps) (decision, bool) {
 	for i := range m.targets {
-		if t := &m.targets[i]; t.value.Exists() {
-			if problem := CheckSuppliedValue(t.value.Result(m.doc).Str); problem != "" {
+		if t := &m.targets[i]; t.value().Exists() {
+			if problem := CheckSuppliedValue(t.value().Result(m.doc).Str); problem != "" {
 				return e.invalidValueIn(e.place(m, t), problem), true
 			}
 		}
@@ -200,7 +204,7 @@ func (c *change) oneValueOf(m *objectMaps) {
 	}
 	var one gjson.Result
 	for i := range m.targets {
-		v := m.targets[i].value.Result(m.doc)
+		v := m.targets[i].value().Result(m.doc)
 		switch {
 		case !v.Exists():
 		case !one.Exists():
@@ -280,10 +284,10 @@ func (c *change) labelStands(m *objectMaps) bool {
 func (c *change) asOnUpdate(now *objectMaps, t *targetRef, was *objectMaps, before *targetRef) (decision, bool) {
 	e := c.e
 	labelChange := labelChanged(now, was, e.settings.LegacyUserLabel)
-	if sameBytes(now.doc, t.m, was.doc, before.m) && !labelChange {
+	if sameBytes(now.doc, t.m(), was.doc, before.m()) && !labelChange {
 		return decision{}, false // unchanged, byte for byte (a controller's status write): nothing to unescape
 	}
-	value, beforeValue := t.value.Result(now.doc), before.value.Result(was.doc)
+	value, beforeValue := t.value().Result(now.doc), before.value().Result(was.doc)
 	annotationChange := !sameEntry(beforeValue, value)
 	carried := value // the target's value in the answer, for rule 16
 	switch {

@@ -29,11 +29,7 @@ type keyWrite struct {
 
 // set sets key in the map ref names to valueJSON, creating the map and what is missing above it.
 func (e *edits) set(ref *targetRef, key string, valueJSON []rawjson.Part) {
-	old := ref.value
-	if len(ref.rest) > 0 {
-		old = ref.old
-	}
-	e.writes = append(e.writes, keyWrite{obj: ref.holder, rest: ref.rest, old: old, key: key, value: valueJSON})
+	e.writes = append(e.writes, keyWrite{obj: ref.holder(), rest: ref.restSegments(), old: ref.entry, key: key, value: valueJSON})
 	// Kept at every set: a refusal may end the evaluation, and the next one zeroes what was kept.
 	e.kept.writes.keep(e.writes)
 }
@@ -41,14 +37,14 @@ func (e *edits) set(ref *targetRef, key string, valueJSON []rawjson.Part) {
 // replace sets key, whose value old is in the map ref names, to a value the caller fills in later at the
 // index in e.writes it returns.
 func (e *edits) replace(ref *targetRef, key string, old rawjson.Ref) int {
-	e.writes = append(e.writes, keyWrite{obj: ref.m, old: old, key: key})
+	e.writes = append(e.writes, keyWrite{obj: ref.m(), old: old, key: key})
 	e.kept.writes.keep(e.writes)
 	return len(e.writes) - 1
 }
 
 // remove deletes key from the map ref names (which holds it).
 func (e *edits) remove(ref *targetRef, key string) {
-	e.more = append(e.more, rawjson.RemoveMember(e.index, e.doc, ref.m.Result(e.doc), key).Span)
+	e.more = append(e.more, rawjson.RemoveMember(e.index, e.doc, ref.m().Result(e.doc), key).Span)
 }
 
 // names is the write's names below obj: rest, then the key.

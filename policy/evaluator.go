@@ -26,8 +26,8 @@ func (ev *Evaluator) LogTo(logger *Logger) { ev.log = logger }
 func (ev *Evaluator) Reserve(size int) {
 	ev.records.Reserve(size)
 	for _, w := range []*walkStorage{&ev.object.targets, &ev.object.guards, &ev.oldObject.targets, &ev.oldObject.guards} {
-		w.refs.reserve(2)  // a built-in kind's targets, or a small declared kind's maps
-		w.keys.reserve(64) // their concrete paths ("spec.template.metadata.annotations")
+		w.refs.reserve(2)   // a built-in kind's targets, or a small declared kind's maps
+		w.values.reserve(4) // the values of their paths' wildcards
 	}
 	ev.edits.writes.reserve(2)
 	ev.edits.groups.reserve(2)
@@ -47,8 +47,9 @@ type objectStorage struct {
 
 // walkStorage is the storage of a walker's records.
 type walkStorage struct {
-	refs reused[targetRef]
-	keys reused[byte]
+	refs   reused[targetRef]
+	values reused[int32]
+	names  reused[string]
 }
 
 // editStorage is the storage of a change's edits.

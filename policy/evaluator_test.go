@@ -133,13 +133,13 @@ func TestStorage_ARequestNoLargerReusesTheRecords(t *testing.T) {
 	payload := `{"request":` + mustJSON(t, req) + `,"settings":` + string(settings) + `}`
 	var storage Evaluator
 	validateWith([]byte(payload), NewLogger(io.Discard), &storage)
-	refs, keys, sets := unsafe.SliceData(storage.object.targets.refs.kept), unsafe.SliceData(storage.object.targets.keys.kept),
+	refs, keys, sets := unsafe.SliceData(storage.object.targets.refs.kept), unsafe.SliceData(storage.object.targets.values.kept),
 		unsafe.SliceData(storage.edits.writes.kept)
 	if refs == nil || keys == nil || sets == nil {
 		t.Fatal("the evaluation kept no records")
 	}
 	validateWith([]byte(strings.Replace(payload, `"workers-1"`, `"workers-x"`, 1)), NewLogger(io.Discard), &storage)
-	if unsafe.SliceData(storage.object.targets.refs.kept) != refs || unsafe.SliceData(storage.object.targets.keys.kept) != keys ||
+	if unsafe.SliceData(storage.object.targets.refs.kept) != refs || unsafe.SliceData(storage.object.targets.values.kept) != keys ||
 		unsafe.SliceData(storage.edits.writes.kept) != sets {
 		t.Errorf("a request like the last one made its records in storage of their own")
 	}
@@ -167,7 +167,7 @@ func TestStorage_ReservedHoldsASmallRequestsRecords(t *testing.T) {
 		type kept struct{ containers, refs, keys, sets, groups, spans unsafe.Pointer }
 		arrays := func() kept {
 			return kept{storage.records.KeptAt(),
-				unsafe.Pointer(unsafe.SliceData(storage.object.targets.refs.kept)), unsafe.Pointer(unsafe.SliceData(storage.object.targets.keys.kept)),
+				unsafe.Pointer(unsafe.SliceData(storage.object.targets.refs.kept)), unsafe.Pointer(unsafe.SliceData(storage.object.targets.values.kept)),
 				unsafe.Pointer(unsafe.SliceData(storage.edits.writes.kept)), unsafe.Pointer(unsafe.SliceData(storage.edits.groups.kept)),
 				unsafe.Pointer(unsafe.SliceData(storage.edits.spans.kept))}
 		}

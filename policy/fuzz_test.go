@@ -195,7 +195,7 @@ func FuzzStamp(f *testing.F) {
 		}
 		e := evaluation{req: &request{index: rawjson.Parse(object), object: gjson.Parse(object)}, kind: podKind,
 			storage: new(Evaluator)}
-		pod, problem := e.walk(e.req.object, "request.object", &e.storage.object)
+		pod, problem := e.walk(e.req.object, "request.object", &e.storage.object, false)
 		if problem != "" {
 			return
 		}
@@ -282,7 +282,10 @@ const fuzzKindSettings = `{"customWorkloads":[{"apiGroup":"x.io","kind":"K","ann
 	`"spec.groups[*].template>metadata.annotations","spec.replicas{*}.template>metadata.annotations",` +
 	`"spec>podTemplate.metadata.annotations","spec>other.metadata.annotations",` +
 	// overlapping paths: one role's own path beside the wildcard over every role; an array of arrays
-	`"spec.replicas.A.template>metadata.annotations","spec.steps[*][*].inline>metadata.annotations"],"guardPaths":["spec.conf","spec.steps[*][*].conf"]}]}`
+	`"spec.replicas.A.template>metadata.annotations","spec.steps[*][*].inline>metadata.annotations",` +
+	// paths that ride along with an earlier one from a shared wildcard (each element read once for both)
+	`"spec.groups[*]>sidecar.annotations","spec.steps[*][*].other>metadata.annotations"],` +
+	`"guardPaths":["spec.conf","spec.steps[*][*].conf","spec.steps[*][*].inline.conf"]}]}`
 
 // FuzzCustomKind: for any object of a declared kind that bob (untrusted) creates, the answer is a 400, or
 // an acceptance after which every map the paths name holds bob's identity and nothing else changed (the
@@ -295,7 +298,10 @@ func FuzzCustomKind(f *testing.F) {
 		// nested guard values and steps
 		`{"spec":{"conf":{"a":{"b":["c",{"yunikorn.apache.org/user.info":1}]},"{{x}}":"y"},"steps":[[{"inline":{}},{"inline":{"metadata":null}}],[],1,[{"conf":{"k":[[]]}}]]}}`,
 		`{"spec":{"replicas":{"A":{"template":{"metadata":{"annotations":{"yunikorn.apache.org/user.info":"x"}}}}},"conf":{"x":{"y":{"z":"yunikorn.apache.org/user.info"}}}}}`,
-		`{"spec":{"driver":{"annotations":{"{{k}}":"v","yunikorn.apache.org/task-groups":"[{\"annotations\":{\"yunikorn.apache.org\\/user.info\":1}}]"}}}}`} {
+		`{"spec":{"driver":{"annotations":{"{{k}}":"v","yunikorn.apache.org/task-groups":"[{\"annotations\":{\"yunikorn.apache.org\\/user.info\":1}}]"}}}}`,
+		// riders: sidecars beside templates, other beside inline, bad input in a rider before its leader's
+		`{"spec":{"groups":[{"template":{},"sidecar":{}},{"sidecar":null},{"sidecar":{"annotations":{"k":"v"}}}],"steps":[[{"inline":{"conf":{"a":"b"}},"other":{}}]]}}`,
+		`{"spec":{"groups":[{"sidecar":1},{"template":{"metadata":2}}]}}`} {
 		f.Add(obj)
 	}
 	logger := NewLogger(io.Discard)
@@ -310,6 +316,7 @@ func FuzzCustomKind(f *testing.F) {
 		if !rawjson.Valid(object) || !gjson.Parse(object).IsObject() {
 			return
 		}
+		checkRidersWalkAsAlone(t, object, kind)
 		out := Validate(payload(object), logger)
 		checkValidateOver(t, string(payload(object)), out)
 		var resp response
@@ -337,8 +344,8 @@ func FuzzCustomKind(f *testing.F) {
 			}
 		}
 		for i := range w.refs {
-			if ref, value := &w.refs[i], w.refs[i].value.Result(result); value.Str != stamp {
-				t.Fatalf("%s holds %q after bob's CREATE, want bob's identity:\n%s", ref.keyIn(w.keys), value.Raw, result)
+			if ref, value := &w.refs[i], w.refs[i].value().Result(result); value.Str != stamp {
+				t.Fatalf("%s holds %q after bob's CREATE, want bob's identity:\n%s", w.places.key(ref), value.Raw, result)
 			}
 		}
 		if len(resp.MutatedObject) > 0 {
@@ -430,7 +437,7 @@ func FuzzCustomKindUpdate(f *testing.F) {
 			}
 		}
 		for i := range w.refs {
-			out[string(w.refs[i].keyIn(w.keys))] = w.refs[i].value.Result(doc)
+			out[w.places.key(&w.refs[i])] = w.refs[i].value().Result(doc)
 		}
 		return out
 	}
@@ -441,6 +448,7 @@ func FuzzCustomKindUpdate(f *testing.F) {
 		payload := []byte(`{"request":{"operation":"UPDATE","kind":{"group":"x.io","version":"v1","kind":"K"},` +
 			`"userInfo":{"username":"bob"},"object":` + object + `,"oldObject":` + old + `},"settings":` + fuzzKindSettings + `}`)
 		checkUnchangedAround(t, payload, kind)
+		checkRidersWalkAsAlone(t, object, kind)
 		resp, err := evaluateRawNoCheck(payload, logger)
 		if err != nil {
 			t.Fatal(err)
@@ -490,27 +498,27 @@ func checkUnchangedAround(t *testing.T, payload []byte, kind *CustomWorkload) {
 	var r request
 	readRequest(rawjson.Parse(text), &r)
 	e := evaluation{req: &r, kind: declared("K", kind), storage: new(Evaluator)}
-	now, problem := e.walk(r.object, "request.object", &e.storage.object)
+	now, problem := e.walk(r.object, "request.object", &e.storage.object, false)
 	if problem != "" || !e.unchangedAround(&now) {
 		return
 	}
-	was, problem := e.walk(r.oldObject, "request.oldObject", &e.storage.oldObject)
+	was, problem := e.walk(r.oldObject, "request.oldObject", &e.storage.oldObject, false)
 	if problem != "" {
 		t.Fatalf("unchanged around every map, but the old object is bad input: %s\n%s", problem, payload)
 	}
-	same := func(what string, a, b []targetRef, aKeys, bKeys []byte) {
+	same := func(what string, a, b []targetRef, aPlaces, bPlaces *places) {
 		if len(a) != len(b) {
 			t.Fatalf("unchanged around every map, but the old object has %d %s, the new %d:\n%s", len(b), what, len(a), payload)
 		}
 		for i := range a {
-			if !bytes.Equal(a[i].keyIn(aKeys), b[i].keyIn(bKeys)) || !sameBytes(now.doc, a[i].m, was.doc, b[i].m) ||
-				!sameBytes(now.doc, a[i].value, was.doc, b[i].value) || !sameBytes(now.doc, a[i].old, was.doc, b[i].old) {
-				t.Fatalf("unchanged around every map, but %s %s differs in the old object:\n%s", what, a[i].keyIn(aKeys), payload)
+			if aPlaces.key(&a[i]) != bPlaces.key(&b[i]) || !sameBytes(now.doc, a[i].m(), was.doc, b[i].m()) ||
+				!sameBytes(now.doc, a[i].value(), was.doc, b[i].value()) || !sameBytes(now.doc, a[i].old(), was.doc, b[i].old()) {
+				t.Fatalf("unchanged around every map, but %s %s differs in the old object:\n%s", what, aPlaces.key(&a[i]), payload)
 			}
 		}
 	}
-	same("targets", now.targets, was.targets, now.keys, was.keys)
-	same("guard maps", now.guard, was.guard, now.guardKeys, was.guardKeys)
+	same("targets", now.targets, was.targets, &now.places, &was.places)
+	same("guard maps", now.guard, was.guard, &now.guardPlaces, &was.guardPlaces)
 }
 
 // FuzzLeaves: the leaf reader (rule 13) and the task-groups reader (rule 15) never fail the module, on
@@ -641,4 +649,31 @@ func FuzzRule14b(f *testing.F) {
 			t.Fatalf("old IDs %q, new IDs %q: accepted %v (%s)", wasIDs, nowIDs, resp.Accepted, resp.Message)
 		}
 	})
+}
+
+// checkRidersWalkAsAlone: walking paths along with each other finds what walking each alone finds (the same
+// maps at the same places, or the same first problem).
+func checkRidersWalkAsAlone(t *testing.T, doc string, kind *CustomWorkload) {
+	t.Helper()
+	for _, paths := range [][]annotationPath{kind.annotations, kind.guards} {
+		x := rawjson.Parse(doc)
+		together := walker{doc: doc, index: x, field: "request.object", kind: "K", entry: AnnotationKey}
+		alone := walker{doc: doc, index: x, field: "request.object", kind: "K", entry: AnnotationKey}
+		got, want := together.walkAll(rawjson.Root(doc), paths), alone.walkEach(rawjson.Root(doc), paths)
+		if got != want {
+			t.Fatalf("walked together: %q, alone: %q\n%s", got, want, doc)
+		}
+		if got != "" {
+			continue
+		}
+		a, b := inDocumentOrder(together.refs), inDocumentOrder(alone.refs)
+		if len(a) != len(b) {
+			t.Fatalf("walked together: %d maps, alone: %d\n%s", len(a), len(b), doc)
+		}
+		for i := range a {
+			if together.places.key(&a[i]) != alone.places.key(&b[i]) || a[i].where != b[i].where || a[i].entry != b[i].entry || a[i].rest != b[i].rest {
+				t.Fatalf("walked together, map %d is %s, alone %s\n%s", i, together.places.key(&a[i]), alone.places.key(&b[i]), doc)
+			}
+		}
+	}
 }

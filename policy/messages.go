@@ -2,7 +2,6 @@ package policy
 
 import (
 	"strconv"
-	"strings"
 )
 
 // The messages a request is refused with, by rule number (docs/rules.md).
@@ -119,5 +118,5 @@ func duplicateMember(name string) string {
 
 // duplicateKey is duplicateMember for key in the map at path, named as a concrete path names it.
 func duplicateKey(path, key string) string {
-	return duplicateMember(path + strings.Join(memberPiece(key), ""))
+	return duplicateMember(path + string(appendMember(nil, key)))
 }

@@ -38,6 +38,8 @@ type annotationPath struct {
 	// required: a missing segment before create is bad input (a built-in workload's pod template).
 	required bool
 	plain    string // without wildcards, the concrete path of the one map it names
+	// wildcards is how many [*] and {*} the path has: the values a target's place records.
+	wildcards int
 }
 
 // parsePath parses an annotation or guard path; only a built-in path may start with ">" (rootMarker).
@@ -125,6 +127,9 @@ func (p annotationPath) finish(guard bool) (annotationPath, string) {
 			return p, `a wildcard may not follow ">": creation makes plain objects only`
 		}
 	}
+	for _, s := range p.segments {
+		p.wildcards += len(s.wild) / wildcardLen
+	}
 	if !p.hasWildcard() {
 		p.plain = strings.Replace(strings.TrimPrefix(p.text, ">"), ">", ".", 1)
 	}
@@ -163,18 +168,54 @@ type walker struct {
 	kind  string         // for the message of a missing required segment
 	entry string         // the key looked up in every map found ("" for guard maps and labels)
 	refs  []targetRef    // the maps found
-	keys  []byte         // the refs' concrete paths, one after the other
-	// The concrete path so far: pieces (".", "name", "[3]") for a path with wildcards; for a plain path,
-	// the first depth segments of path, so that nothing is allocated for messages not written.
-	trail []trailPiece
+	// places holds, for each ref, the values its path's wildcards took (targetRef.placeAt): its concrete
+	// path is written only when a message or a pairing needs it.
+	places places
+	// The concrete path so far: the path's first depth segments, and the values their wildcards took.
 	path  *annotationPath
 	depth int
-	// most, when not 0, is how many maps one path may name; from is where the path's maps start in refs.
+	taken []int32
+	// most, when not 0, is how many maps one path may name; named counts them (from: where the maps of a
+	// path walked on its own start in refs).
 	most, from int
+	named      []int
+	existing   bool // record only the maps that exist
+	// paths are the paths walkAll walks; riders, the ones walked along with an earlier one.
+	paths  []annotationPath
+	riders []rider
 }
 
-// walkAll walks every path of paths until one finds a problem.
+// rider is a path walked along with an earlier one (leader) from the elements of segment at, the last
+// segment with a wildcard both share before either's ">": each element is then read once for both.
+type rider struct {
+	leader, path, at int
+}
+
+// walkAll walks every path of paths until one finds a problem, as walkEach would: on a problem, it walks
+// them again one by one, so that the first problem in their order is reported.
 func (w *walker) walkAll(obj gjson.Result, paths []annotationPath) string {
+	w.paths, w.riders = paths, ridersOf(paths)
+	if w.most > 0 {
+		w.named = make([]int, len(paths))
+	}
+	if len(w.riders) == 0 {
+		return w.walkEach(obj, paths)
+	}
+	for i := range paths {
+		if w.rides(i) {
+			continue
+		}
+		if problem := w.walk(obj, &paths[i]); problem != "" {
+			w.refs, w.places.values, w.places.names, w.riders = w.refs[:0], w.places.values[:0], w.places.names[:0], nil
+			clear(w.named)
+			return w.walkEach(obj, paths)
+		}
+	}
+	return ""
+}
+
+// walkEach walks every path of paths by itself until one finds a problem.
+func (w *walker) walkEach(obj gjson.Result, paths []annotationPath) string {
 	for i := range paths {
 		if problem := w.walk(obj, &paths[i]); problem != "" {
 			return problem
@@ -183,39 +224,99 @@ func (w *walker) walkAll(obj gjson.Result, paths []annotationPath) string {
 	return ""
 }
 
+func (w *walker) rides(path int) bool { return rides(w.riders, path) }
+
+func rides(riders []rider, path int) bool {
+	for _, r := range riders {
+		if r.path == path {
+			return true
+		}
+	}
+	return false
+}
+
+// ridersOf pairs each path with the first earlier path, itself no rider, that it can ride along with.
+func ridersOf(paths []annotationPath) []rider {
+	var riders []rider
+	for q := 1; q < len(paths); q++ {
+		for p := range q {
+			if at := sharedWildcard(&paths[p], &paths[q]); at >= 0 && !rides(riders, p) {
+				riders = append(riders, rider{leader: p, path: q, at: at})
+				break
+			}
+		}
+	}
+	return riders
+}
+
+// sharedWildcard is the last segment with a wildcard that p and q share, with all before it, before either's
+// ">"; -1 when none.
+func sharedWildcard(p, q *annotationPath) int {
+	at := -1
+	for k := 0; k < min(p.create, q.create) && p.segments[k] == q.segments[k]; k++ {
+		if p.segments[k].wild != "" {
+			at = k
+		}
+	}
+	return at
+}
+
+// count counts a map p names, reporting false when it is one more than most.
+func (w *walker) count(p *annotationPath) bool {
+	if w.most == 0 {
+		return true
+	}
+	for k := range w.paths {
+		if &w.paths[k] == p {
+			w.named[k]++
+			return w.named[k] <= w.most
+		}
+	}
+	return len(w.refs)-w.from < w.most // a path walked on its own
+}
+
 // walk adds the maps path names in obj (the root of w.doc) to w.refs; a problem is a 400 message.
 func (w *walker) walk(obj gjson.Result, p *annotationPath) string {
-	w.trail, w.path, w.depth, w.from = w.trail[:0], p, 0, len(w.refs)
+	w.taken, w.path, w.depth, w.from = w.taken[:0], p, 0, len(w.refs)
 	return w.step(obj, p, 0)
 }
 
+// at is the concrete path so far, for a message.
 func (w *walker) at() string {
-	if w.path.plain == "" {
-		return w.field + w.trailString()
+	if w.depth == 0 {
+		return w.field
 	}
-	var at strings.Builder
-	at.WriteString(w.field)
-	for _, s := range w.path.segments[:w.depth] {
-		at.WriteString(".")
-		at.WriteString(s.name)
-	}
-	return at.String()
+	return w.field + "." + string(w.places.appendPath(nil, w.path, w.depth, w.taken))
 }
 
-// trailPiece is a piece of the concrete path: text, or an array element's index when index >= 0.
-type trailPiece struct {
-	text  string
-	index int
+// places holds the values wildcards took: an array element's index, or -1-n for names[n], a member's name.
+type places struct {
+	values []int32
+	names  []string
 }
 
-// appendTrail appends the concrete path so far to dst, from its leading '.'.
-func (w *walker) appendTrail(dst []byte) []byte {
-	for _, p := range w.trail {
-		if p.index < 0 {
-			dst = append(dst, p.text...)
-			continue
+// member records a member name a {*} reached, as a wildcard's value.
+func (pl *places) member(name string) int32 {
+	pl.names = append(pl.names, name)
+	return -int32(len(pl.names)) //nolint:gosec // a document of at most 2 MB has fewer members
+}
+
+// appendPath appends the concrete path of p's first depth segments (spec.templates[3].metadata) to dst,
+// its wildcards written with values as far as they go.
+func (pl *places) appendPath(dst []byte, p *annotationPath, depth int, values []int32) []byte {
+	for k, s := range p.segments[:depth] {
+		if k > 0 {
+			dst = append(dst, '.')
 		}
-		dst = appendIndex(dst, p.index)
+		dst = append(dst, s.name...)
+		for n := 0; n < len(s.wild) && len(values) > 0; n += wildcardLen {
+			if v := values[0]; v >= 0 {
+				dst = appendIndex(dst, int(v))
+			} else {
+				dst = appendMember(dst, pl.names[-v-1])
+			}
+			values = values[1:]
+		}
 	}
 	return dst
 }
@@ -236,37 +337,20 @@ func appendIndex(dst []byte, n int) []byte {
 	return append(dst, ']')
 }
 
-// trailString is the concrete path so far, from its leading '.', for a message or a key.
-func (w *walker) trailString() string { return string(w.appendTrail(nil)) }
-
-// push adds a member name (seg) or a piece of text to the concrete path; pop takes them off. Not
-// variadic: in the guest that may allocate (docs/runtime.md "Memory and TinyGo's collector").
-func (w *walker) push(seg bool, piece string) {
-	if w.path.plain != "" {
-		w.depth++ // only names: a plain path has no wildcards
-		return
+// appendMember appends a member reached by {*}: ".name" when name could be a path segment, so that a
+// wildcard and a role's own path name its map alike; ["name"] otherwise.
+func appendMember(dst []byte, name string) []byte {
+	if isPathName(name) {
+		return append(append(dst, '.'), name...)
 	}
-	if seg {
-		w.trail = append(w.trail, trailPiece{text: ".", index: -1})
-	}
-	w.trail = append(w.trail, trailPiece{text: piece, index: -1})
+	return append(strconv.AppendQuote(append(dst, '['), name), ']')
 }
 
-// pushIndex adds an array element to the concrete path.
-func (w *walker) pushIndex(n int) {
-	w.trail = append(w.trail, trailPiece{index: n})
-}
-
-func (w *walker) pop(seg bool, n int) {
-	if w.path.plain != "" {
-		w.depth--
-		return
-	}
-	if seg {
-		n++
-	}
-	w.trail = w.trail[:len(w.trail)-n]
-}
+// push and pop add and take off a segment of the concrete path; take and give back a wildcard's value.
+func (w *walker) push()            { w.depth++ }
+func (w *walker) pop()             { w.depth-- }
+func (w *walker) take(value int32) { w.taken = append(w.taken, value) }
+func (w *walker) giveBack()        { w.taken = w.taken[:len(w.taken)-1] }
 
 // step looks up segment i of p in cur, an object that exists.
 func (w *walker) step(cur gjson.Result, p *annotationPath, i int) string {
@@ -275,9 +359,9 @@ func (w *walker) step(cur gjson.Result, p *annotationPath, i int) string {
 	if dup {
 		return duplicateKey(w.at(), seg.name)
 	}
-	w.push(true, seg.name)
+	w.push()
 	problem := w.stepIn(cur, v, p, i)
-	w.pop(true, 1)
+	w.pop()
 	return problem
 }
 
@@ -289,15 +373,7 @@ func (w *walker) stepIn(cur, v gjson.Result, p *annotationPath, i int) string {
 	}
 	// From create on: created when missing or null, bad input when of another type.
 	if rawjson.IsMissing(v) {
-		rest := p.segments[i:]
-		for _, s := range p.segments[i+1:] {
-			w.push(true, s.name)
-		}
-		problem := w.found(p, cur, rest, v, gjson.Result{})
-		for range p.segments[i+1:] {
-			w.pop(true, 1)
-		}
-		return problem
+		return w.found(p, cur, len(p.segments)-i, v, gjson.Result{})
 	}
 	if !v.IsObject() {
 		if last {
@@ -306,7 +382,7 @@ func (w *walker) stepIn(cur, v gjson.Result, p *annotationPath, i int) string {
 		return w.at() + " must be an object"
 	}
 	if last {
-		return w.found(p, v, nil, gjson.Result{}, v)
+		return w.found(p, v, 0, gjson.Result{}, v)
 	}
 	return w.step(v, p, i+1)
 }
@@ -321,7 +397,7 @@ func (w *walker) stepBefore(v gjson.Result, p *annotationPath, i int, cur gjson.
 		case !v.IsObject():
 			return w.at() + " must be an object"
 		}
-		return w.found(p, cur, nil, v, v)
+		return w.found(p, cur, 0, v, v)
 	}
 	if p.segments[i].wild != "" {
 		return w.each(v, p, i, p.segments[i].wild)
@@ -378,22 +454,17 @@ func (w *walker) eachUnindexed(v gjson.Result, p *annotationPath, i int, wild st
 // eachElement walks on from elem, element n of an array or member key of an object.
 func (w *walker) eachElement(array bool, n int, key string, seen map[string]bool, elem gjson.Result,
 	p *annotationPath, i int, wild string) string {
-	pieces := 1
 	if array {
-		w.pushIndex(n)
+		w.take(int32(n)) //nolint:gosec // a document of at most 2 MB has fewer elements
 	} else {
 		if seen[key] {
 			return duplicateKey(w.at(), key)
 		}
 		seen[key] = true
-		names := memberPiece(key)
-		for _, piece := range names {
-			w.push(false, piece)
-		}
-		pieces = len(names)
+		w.take(w.places.member(key))
 	}
 	problem := w.eachNext(elem, p, i, wild)
-	w.pop(false, pieces)
+	w.giveBack()
 	return problem
 }
 
@@ -405,7 +476,22 @@ func (w *walker) eachNext(elem gjson.Result, p *annotationPath, i int, wild stri
 	if !elem.IsObject() {
 		return ""
 	}
-	return w.step(elem, p, i+1)
+	if problem := w.step(elem, p, i+1); problem != "" {
+		return problem
+	}
+	for _, r := range w.riders {
+		if r.at != i || &w.paths[r.leader] != p {
+			continue
+		}
+		q := &w.paths[r.path]
+		w.path = q
+		problem := w.step(elem, q, i+1)
+		w.path = p
+		if problem != "" {
+			return problem
+		}
+	}
+	return ""
 }
 
 // entryOf looks up the walker's entry in map m, leaving it escaped.
@@ -421,15 +507,6 @@ func (w *walker) entryOf(m gjson.Result) (gjson.Result, string) {
 		return value, w.at() + "[" + strconv.Quote(w.entry) + "] must be a string"
 	}
 	return value, ""
-}
-
-// memberPiece is how a member reached by {*} is written in a concrete path: ".name" when name could be a
-// path segment, so that a wildcard and a role's own path name its map alike; ["name"] otherwise.
-func memberPiece(name string) []string {
-	if isPathName(name) {
-		return []string{".", name}
-	}
-	return []string{"[", strconv.Quote(name), "]"}
 }
 
 // isPathName reports whether name could be a path segment's name.

@@ -15,34 +15,35 @@ import (
 type objectMaps struct {
 	doc            string // the object's JSON text: every targetRef is an offset into it
 	targets, guard []targetRef
-	// keys and guardKeys hold the refs' concrete paths (targetRef.keyAt).
-	keys, guardKeys []byte
-	labels          *targetRef // nil for a declared kind
-	identity        podIdentity
+	// places and guardPlaces hold what makes the refs' concrete paths (targetRef.placeAt).
+	places, guardPlaces places
+	labels              *targetRef // nil for a declared kind
+	identity            podIdentity
 }
 
 // key is a target's concrete path, for a message.
-func (m *objectMaps) key(t *targetRef) string { return string(t.keyIn(m.keys)) }
+func (m *objectMaps) key(t *targetRef) string { return m.places.key(t) }
 
 // guardKey is a guard map's concrete path, for a message.
-func (m *objectMaps) guardKey(g *targetRef) string { return string(g.keyIn(m.guardKeys)) }
+func (m *objectMaps) guardKey(g *targetRef) string { return m.guardPlaces.key(g) }
 
 // label is the legacy label's value; absent when not set, not read, or for a declared kind.
 func (m *objectMaps) label() gjson.Result {
 	if m.labels == nil {
 		return gjson.Result{}
 	}
-	return m.labels.value.Result(m.doc)
+	return m.labels.value().Result(m.doc)
 }
 
 // walk walks the kind's paths over object, named field in messages; a problem is a bad-input message.
-func (e *evaluation) walk(object gjson.Result, field string, kept *objectStorage) (objectMaps, string) {
+// existing leaves out the target maps that do not exist.
+func (e *evaluation) walk(object gjson.Result, field string, kept *objectStorage, existing bool) (objectMaps, string) {
 	if !object.IsObject() {
 		return objectMaps{}, field + " is missing or not an object"
 	}
 	k := &e.kind
 	root := rawjson.Root(object.Raw)
-	w := walker{doc: object.Raw, index: e.req.index, field: field, kind: k.name, entry: AnnotationKey, most: e.mostTargets(object)}
+	w := walker{doc: object.Raw, index: e.req.index, field: field, kind: k.name, entry: AnnotationKey, most: e.mostTargets(object), existing: existing}
 	if problem := kept.targets.walk(&w, root, k.targets); problem != "" {
 		return objectMaps{}, problem
 	}
@@ -50,7 +51,7 @@ func (e *evaluation) walk(object gjson.Result, field string, kept *objectStorage
 	if problem := kept.guards.walk(&g, root, k.guards); problem != "" {
 		return objectMaps{}, problem
 	}
-	m := objectMaps{doc: object.Raw, targets: inDocumentOrder(w.refs), guard: inDocumentOrder(g.refs), keys: w.keys, guardKeys: g.keys}
+	m := objectMaps{doc: object.Raw, targets: inDocumentOrder(w.refs), guard: inDocumentOrder(g.refs), places: w.places, guardPlaces: g.places}
 	if k.labels == nil {
 		return m, ""
 	}
@@ -80,24 +81,25 @@ func (e *evaluation) readLabels(m *objectMaps, root gjson.Result, field string) 
 		return problem
 	}
 	m.labels = &l.refs[0]
-	labels := m.labels.m.Result(m.doc)
+	labels := m.labels.m().Result(m.doc)
 	labelsAt, annotationsAt := mapPath{field, e.kind.labels.plain}, mapPath{field, e.kind.targets[0].plain}
 	var problem string
-	m.identity, problem = readPodIdentity(e.req.index, labels, m.targets[0].m.Result(m.doc), labelsAt, annotationsAt)
+	m.identity, problem = readPodIdentity(e.req.index, labels, m.targets[0].m().Result(m.doc), labelsAt, annotationsAt)
 	if problem != "" || e.settings.LegacyUserLabel == "" || !labels.IsObject() {
 		return problem
 	}
 	value, problem := stringEntry(e.req.index, labels, e.settings.LegacyUserLabel, labelsAt)
-	m.labels.value = rawjson.RefOf(value)
+	m.labels.entry = rawjson.RefOf(value) // the labels exist: stringEntry read them
 	return problem
 }
 
 // walk walks paths over root with w, keeping its records in s whatever the outcome.
 func (s *walkStorage) walk(w *walker, root gjson.Result, paths []annotationPath) string {
-	w.refs, w.keys = s.refs.take(0), s.keys.take(0)
+	w.refs, w.places = s.refs.take(0), places{values: s.values.take(0), names: s.names.take(0)}
 	problem := w.walkAll(root, paths)
 	s.refs.keep(w.refs)
-	s.keys.keep(w.keys)
+	s.values.keep(w.places.values)
+	s.names.keep(w.places.names)
 	return problem
 }
 

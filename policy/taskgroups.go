@@ -297,7 +297,7 @@ func (e *evaluation) taskGroupsOf(m *objectMaps, t *targetRef) (gjson.Result, st
 	if m.labels != nil {
 		return m.identity.taskGroups, ""
 	}
-	obj := t.m.Result(m.doc)
+	obj := t.m().Result(m.doc)
 	if !obj.IsObject() {
 		return gjson.Result{}, ""
 	}
@@ -332,7 +332,7 @@ func (c *change) groups(m *objectMaps, t *targetRef, carried gjson.Result, stamp
 		if problem != "" {
 			return badInput(problem), true
 		}
-		wasValue := before.value.Result(was.doc)
+		wasValue := before.value().Result(was.doc)
 		groupsNew = !sameEntry(wasGroups, now)
 		valueNew = !carried.Exists() || !wasValue.Exists() || wasValue.Str != carried.Str
 	}
@@ -401,7 +401,7 @@ func (e *evaluation) podGroups(now, was *objectMaps) string {
 	if !value.Exists() || sameEntry(old, value) || e.trusted() {
 		return ""
 	}
-	own := now.targets[0].value.Result(now.doc)
+	own := now.targets[0].value().Result(now.doc)
 	tg := readTaskGroups(value.Str, e.settings.LegacyUserLabel)
 	if refusal := tg.refusal(own.Exists()); refusal != "" || !tg.groups {
 		return refusal

@@ -29,6 +29,7 @@ var workflowCases = []struct {
 	{"wf-800-applied", OrdinaryTemplate, "CREATE", "bob", 800, true, false},
 	{"wf-6k-status", `{"name":"t","metadata":{"annotations":{"yunikorn.apache.org/user.info":"{\"user\":\"bob\"}"}}}`,
 		"UPDATE", "system:serviceaccount:argo:argo", 6000, false, false},
+	{"wf-300k-unchanged", `{}`, "UPDATE", "bob", 300000, false, false},
 }
 
 // OrdinaryTemplate is a workflow step as users write them, with a container, parameters and labels.
