@@ -596,7 +596,7 @@ func buildScenarios(dir string) ([]scenario, error) {
 	for _, s := range []struct {
 		name string
 		size int
-	}{{"pod-100k", 100 << 10}, {"scale-4k", 4 << 10}, {"scale-40k", 40 << 10}, {"scale-400k", 400 << 10}, {"scale-1m", 1 << 20}} {
+	}{{"pod-100k", 100 << 10}, {"scale-4k", 4 << 10}, {"scale-16k", 16 << 10}, {"scale-40k", 40 << 10}, {"scale-400k", 400 << 10}, {"scale-1m", 1 << 20}} {
 		big, err := GrowPod(pod, s.size)
 		if err != nil {
 			return nil, err
