@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/bench/wasmbench"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/host/policyserver"
 )
 
 type options struct {
@@ -221,7 +222,7 @@ func measureRun(o options, dir string, r int, modules []module, scenarios []scen
 			return err
 		}
 		servers[i] = s
-		m.startup[mod.name] = append(m.startup[mod.name], s.startup)
+		m.startup[mod.name] = append(m.startup[mod.name], s.Startup)
 	}
 	for _, sc := range scenarios {
 		for _, c := range clients {
@@ -323,10 +324,8 @@ func review(req []byte) []byte {
 
 // server is one policy-server process with one module under two policy ids.
 type server struct {
-	cmd     *exec.Cmd
-	url     string
-	client  *http.Client
-	startup time.Duration
+	*policyserver.Server
+	client *http.Client
 }
 
 func start(o options, dir string, m module, port int, argo []byte) (*server, error) {
@@ -337,40 +336,12 @@ func start(o options, dir string, m module, port int, argo []byte) (*server, err
 	if err != nil {
 		return nil, err
 	}
-	file := filepath.Join(dir, fmt.Sprintf("policies-%d.yml", port))
-	if err := os.WriteFile(file, policies, 0o600); err != nil {
-		return nil, err
+	s, err := policyserver.Start(policyserver.Options{Binary: o.policyServer, Policies: policies, Dir: dir, Port: port,
+		Flags: strings.Fields(o.flags), Ready: 60 * time.Second})
+	if err != nil {
+		return nil, fmt.Errorf("policy-server with %s: %w", m.name, err)
 	}
-	args := []string{"--policies", file, "--addr", "127.0.0.1", "--port", strconv.Itoa(port),
-		"--readiness-probe-port", strconv.Itoa(port + 1), "--policies-download-dir", dir,
-		"--sigstore-cache-dir", filepath.Join(dir, "sigstore"), "--ignore-kubernetes-connection-failure", "--log-level", "error"}
-	args = append(args, strings.Fields(o.flags)...)
-	cmd := exec.Command(o.policyServer, args...) //nolint:gosec // the policy-server the benchmark was given (-policy-server)
-	var log bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &log, &log
-	began := time.Now()
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	ready := fmt.Sprintf("http://127.0.0.1:%d/readiness", port+1)
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		select {
-		case <-exited:
-			return nil, fmt.Errorf("policy-server with %s exited: %s", m.name, log.String())
-		default:
-		}
-		if resp, err := http.Get(ready); err == nil { //nolint:gosec // its own loopback readiness URL
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return &server{cmd: cmd, url: fmt.Sprintf("http://127.0.0.1:%d/validate/", port), startup: time.Since(began),
-					client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 16}}}, nil
-			}
-		}
-	}
-	_ = cmd.Process.Kill()
-	return nil, fmt.Errorf("policy-server with %s not ready within 60 s: %s", m.name, log.String())
+	return &server{Server: s, client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 16}}}, nil
 }
 
 // send posts sc n times from c clients at once and returns each request's latency.
@@ -404,7 +375,7 @@ func (s *server) send(sc scenario, c, n int) ([]time.Duration, error) {
 }
 
 func (s *server) post(sc scenario) error {
-	resp, err := s.client.Post(s.url+sc.id, "application/json", bytes.NewReader(sc.review))
+	resp, err := s.client.Post(s.URL+sc.id, "application/json", bytes.NewReader(sc.review))
 	if err != nil {
 		return err
 	}
@@ -421,7 +392,7 @@ func (s *server) post(sc scenario) error {
 
 // peakRSS is the process's peak resident memory in KB (VmHWM), 0 when unknown.
 func (s *server) peakRSS() int {
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.PID()))
 	if err != nil {
 		return 0
 	}
@@ -437,7 +408,7 @@ func (s *server) peakRSS() int {
 func stopAll(servers []*server) {
 	for _, s := range servers {
 		if s != nil {
-			_ = s.cmd.Process.Kill()
+			s.Stop()
 		}
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"maps"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -16,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/host/policyserver"
 )
 
 // TestCorpus_PolicyServerDecidesAsRecorded replays every recorded validate call through Kubewarden's real
@@ -207,47 +208,21 @@ type answer struct {
 // stopped by its PID when the test ends.
 func startPolicyServer(t *testing.T, bin string, policies map[string]any) string {
 	t.Helper()
-	dir := t.TempDir()
 	data, err := json.Marshal(policies)
 	if err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(dir, "policies.yml")
-	if err := os.WriteFile(file, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	port := 24000
 	if p, err := strconv.Atoi(os.Getenv("PS_PORT")); err == nil {
 		port = p
 	}
-	args := []string{"--policies", file, "--addr", "127.0.0.1", "--port", strconv.Itoa(port), "--readiness-probe-port", strconv.Itoa(port + 1),
-		"--policies-download-dir", dir, "--sigstore-cache-dir", filepath.Join(dir, "sigstore"), "--ignore-kubernetes-connection-failure",
-		"--continue-on-errors", "--log-level", "error"}
-	args = append(args, strings.Fields(os.Getenv("POLICY_SERVER_FLAGS"))...)
-	cmd := exec.Command(bin, args...)
-	var log bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &log, &log
-	if err := cmd.Start(); err != nil {
+	s, err := policyserver.Start(policyserver.Options{Binary: bin, Policies: data, Dir: t.TempDir(), Port: port,
+		Flags: append([]string{"--continue-on-errors"}, strings.Fields(os.Getenv("POLICY_SERVER_FLAGS"))...), Ready: 180 * time.Second})
+	if err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() { _ = cmd.Process.Kill(); <-exited })
-	for deadline := time.Now().Add(180 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		select {
-		case <-exited:
-			t.Fatalf("policy-server exited: %s", log.String())
-		default:
-		}
-		if resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readiness", port+1)); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return fmt.Sprintf("http://127.0.0.1:%d/validate/", port)
-			}
-		}
-	}
-	t.Fatalf("policy-server not ready within 180 s: %s", log.String())
-	return ""
+	t.Cleanup(s.Stop)
+	return s.URL
 }
 
 // samePatched applies patch to the request's object and compares the result with the recorded mutated
