@@ -56,14 +56,12 @@ func frontCommand(args []string, stderr io.Writer) int {
 		return kwctl.ExitUsage
 	}
 	opts := webhook.FrontOptions{Upstream: c.upstream, Ready: c.ready, Log: stderr}
-	record, err := openRecord(c.recordPath)
+	record, closeRecord, err := openRecord(c.recordPath)
 	if err != nil {
 		return fail(err)
 	}
-	if record != nil {
-		defer record.Close()
-		opts.Record = record
-	}
+	defer closeRecord()
+	opts.Record = record
 	err = serveTLS(ctx, webhook.NewFront(opts), c.certFile, c.keyFile, c.listen, func(addr string) {
 		fmt.Fprintf(stderr, "kwhost front: https://%s -> %s (every decision is the policy server's)\n", addr, c.upstream)
 	})

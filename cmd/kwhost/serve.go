@@ -121,14 +121,12 @@ func serve(ctx context.Context, c *serveConfig, stderr io.Writer, ready func(add
 	}
 
 	opts := webhook.Options{Settings: settings, Log: stderr, EvalTimeout: c.evalTimeout, Payload: c.payload}
-	record, err := openRecord(c.recordPath)
+	record, closeRecord, err := openRecord(c.recordPath)
 	if err != nil {
 		return fail(err)
 	}
-	if record != nil {
-		defer record.Close()
-		opts.Record = record
-	}
+	defer closeRecord()
+	opts.Record = record
 	handler, err := webhook.New(ctx, host, opts)
 	var settingsErr *kwctl.SettingsError
 	switch {
@@ -152,12 +150,16 @@ func serve(ctx context.Context, c *serveConfig, stderr io.Writer, ready func(add
 	return kwctl.ExitOK
 }
 
-// openRecord opens the --record file for appending; nil without one.
-func openRecord(path string) (*os.File, error) {
+// openRecord opens the --record file for appending and returns its closer; a nil Writer without one.
+func openRecord(path string) (io.Writer, func(), error) {
 	if path == "" {
-		return nil, nil
+		return nil, func() {}, nil
 	}
-	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, func() { _ = f.Close() }, nil
 }
 
 // serveTLS serves h over HTTPS at listen with the certificate in certFile and keyFile until ctx is done, then
