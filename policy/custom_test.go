@@ -592,5 +592,10 @@ func TestWalk_ARiderCountsItsOwnMaps(t *testing.T) {
 		if want == "" && len(w.refs) != 2*n {
 			t.Errorf("%d elements: %d maps, want %d", n, len(w.refs), 2*n)
 		}
+		// a path walked on its own has the same bound
+		alone := walker{doc: doc, index: rawjson.Parse(doc), field: "request.object", entry: AnnotationKey, most: 3}
+		if got := alone.walkAll(rawjson.Root(doc), paths[:1]); got != want {
+			t.Errorf("%d elements, one path: %q, want %q", n, got, want)
+		}
 	}
 }

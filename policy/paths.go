@@ -175,8 +175,8 @@ type walker struct {
 	path  *annotationPath
 	depth int
 	taken []int32
-	// most, when not 0, is how many maps one path may name; named counts them (from: where the maps of a
-	// path walked on its own start in refs).
+	// most, when not 0, is how many maps one path may name; named counts them while paths ride along with
+	// others, otherwise they are refs from from on.
 	most, from int
 	named      []int
 	existing   bool // record only the maps that exist
@@ -195,11 +195,11 @@ type rider struct {
 // them again one by one, so that the first problem in their order is reported.
 func (w *walker) walkAll(obj gjson.Result, paths []annotationPath) string {
 	w.paths, w.riders = paths, ridersOf(paths)
-	if w.most > 0 {
-		w.named = make([]int, len(paths))
-	}
 	if len(w.riders) == 0 {
 		return w.walkEach(obj, paths)
+	}
+	if w.most > 0 {
+		w.named = make([]int, len(paths))
 	}
 	for i := range paths {
 		if w.rides(i) {
@@ -266,13 +266,13 @@ func (w *walker) count(p *annotationPath) bool {
 	if w.most == 0 {
 		return true
 	}
-	for k := range w.paths {
+	for k := range w.named { // counted per path only while paths ride along with others
 		if &w.paths[k] == p {
 			w.named[k]++
 			return w.named[k] <= w.most
 		}
 	}
-	return len(w.refs)-w.from < w.most // a path walked on its own
+	return len(w.refs)-w.from < w.most // a path walked on its own: its maps are the last ones
 }
 
 // walk adds the maps path names in obj (the root of w.doc) to w.refs; a problem is a 400 message.
