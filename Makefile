@@ -226,7 +226,8 @@ $(RENOVATE_CONFIG_VALIDATOR):
 lint: lint-go lint-workflows lint-shell lint-renovate ## gofmt, go vet, golangci-lint, actionlint, shellcheck, the Renovate config
 
 .PHONY: lint-go
-lint-go: $(GOLANGCI_LINT) $(DEADCODE) ## gofmt, go vet, golangci-lint and deadcode (no function unreachable from main and the tests)
+lint-go: $(GOLANGCI_LINT) $(DEADCODE) ## gofmt, go vet, golangci-lint and deadcode (no function unreachable from main and the tests); no compiled program tracked
+	@hack/check-no-binaries.sh
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "run 'make fmt'" >&2; exit 1; }
 	go vet ./...
 	$(GOLANGCI_LINT) run ./...

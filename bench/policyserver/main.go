@@ -35,6 +35,7 @@ import (
 type options struct {
 	policyServer, kwctl, policy, floor, mutFloor, metadata, requests, svg, flags, other, only, replot string
 	n, runs, port                                                                                     int
+	clients                                                                                           []int
 }
 
 func main() {
@@ -54,7 +55,16 @@ func main() {
 	flag.IntVar(&o.n, "n", 100, "requests per scenario, module and round")
 	flag.IntVar(&o.runs, "runs", 3, "runs; each figure is their median")
 	flag.IntVar(&o.port, "port", 23000, "first loopback port (each server takes two)")
+	clientCounts := flag.String("clients", "1,8", "the numbers of clients sending at once, each measured in turn")
 	flag.Parse()
+	for _, f := range strings.Split(*clientCounts, ",") {
+		c, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || c < 1 {
+			fmt.Fprintf(os.Stderr, "policyserver: -clients %q: want numbers of at least 1, separated by commas\n", *clientCounts)
+			os.Exit(2)
+		}
+		o.clients = append(o.clients, c)
+	}
 	if o.replot != "" {
 		if err := replot(o); err != nil {
 			fmt.Fprintln(os.Stderr, "policyserver:", err)
@@ -85,8 +95,6 @@ type scenario struct {
 	id     string // "pods" (settings {}) or "argo" (the Argo example's)
 	plot   bool   // a Pod: a point of the latency-by-size plot
 }
-
-var clients = []int{1, 8}
 
 func run(o options) error {
 	dir, err := os.MkdirTemp("", "bench-policyserver")
@@ -225,7 +233,7 @@ func measureRun(o options, dir string, r int, modules []module, scenarios []scen
 		m.startup[mod.name] = append(m.startup[mod.name], s.Startup)
 	}
 	for _, sc := range scenarios {
-		for _, c := range clients {
+		for _, c := range o.clients {
 			// Alternating rounds: each module in turn, five times.
 			lat := map[string][]time.Duration{}
 			for range 5 {
@@ -437,7 +445,7 @@ func report(w io.Writer, o options, modules []module, scenarios []scenario, m *m
 	fmt.Fprintln(w, "| request | bytes | clients | policy | do-nothing | mutating floor | x do-nothing | x floor |")
 	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	for _, sc := range scenarios {
-		for _, c := range clients {
+		for _, c := range o.clients {
 			key := sc.name + "/" + strconv.Itoa(c)
 			p, f, mf := median(figures["policy"][key]), median(figures["do-nothing"][key]), median(figures["mutating floor"][key])
 			fmt.Fprintf(w, "| %s | %d | %d | %s | %s | %s | %.2f | %.2f |\n", sc.name, sc.size, c, ms(p), ms(f), ms(mf), ratio(p, f), ratio(p, mf))
@@ -447,7 +455,7 @@ func report(w io.Writer, o options, modules []module, scenarios []scenario, m *m
 		fmt.Fprintln(w, "\n| request | clients | policy | other | other x policy |")
 		fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: |")
 		for _, sc := range scenarios {
-			for _, c := range clients {
+			for _, c := range o.clients {
 				key := sc.name + "/" + strconv.Itoa(c)
 				p, other := median(figures["policy"][key]), median(figures["other"][key])
 				fmt.Fprintf(w, "| %s | %d | %s | %s | %.3f |\n", sc.name, c, ms(p), ms(other), ratio(other, p))
