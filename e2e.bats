@@ -778,6 +778,18 @@ S=testdata/settings
   rejected_with "more than 62914 task groups, each stamped with at least 50 bytes), more than the 3 MiB the API server accepts"
 }
 
+@test "an UPDATE around many templates walks both objects together: unchanged pairs pass, a removed value is restored (Cost, rule 12)" {
+  # 20,000 templates in each object, the entrypoint changed; bob removed the value template 3 carried
+  edit workflow-create-alice '.operation = "UPDATE" | .userInfo.username = "bob"
+    | .object.spec.templates = [range(20000) | {}]
+    | .oldObject = (.object | .spec.entrypoint = "before"
+      | .spec.templates[3] = {"metadata":{"annotations":{"yunikorn.apache.org/user.info":"{\"user\":\"alice\"}"}}})'
+  evaluate "$REQ" "$(cat $S/argo-workflows.json)"
+  allowed true
+  [ "$(patch_ops)" = 1 ]
+  [ "$(stamped /spec/templates/3/metadata)" = '{"user":"alice"}' ]
+}
+
 @test "refuses a CREATE naming more maps than a 3 MiB answer can hold, before reading them all (Cost)" {
   # 70,000 empty templates (210 KB): each stamped takes more than 50 bytes; the walk stops at the 62,915th
   edit workflow-create-alice '.object.spec.templates = [range(70000) | {}]'

@@ -52,18 +52,25 @@ func (e *evaluation) update() decision {
 	if untouched && e.trusted() {
 		return accept() // a controller's status write: nothing to check, nothing to change
 	}
-	// Untouched, every map is its own pair, unchanged: only the keys of the maps that exist can refuse.
-	nowMaps, problem := e.walk(e.req.object, "request.object", &e.storage.object, untouched)
-	if problem != "" {
-		return badInput(problem)
+	var nowMaps, wasMaps objectMaps
+	paired := false
+	if !untouched && e.kind.isDeclared() && !e.storage.walkApart {
+		nowMaps, wasMaps, paired = e.walkPaired()
 	}
-	if rawjson.IsMissing(e.req.oldObject) {
-		return badInput("request.oldObject is missing: an UPDATE needs the old object to compare with")
-	}
-	wasMaps := nowMaps
-	if !untouched {
-		if wasMaps, problem = e.oldMaps(&nowMaps); problem != "" {
+	if !paired {
+		// Untouched, every map is its own pair, unchanged: only the keys of the maps that exist can refuse.
+		var problem string
+		if nowMaps, problem = e.walk(e.req.object, "request.object", &e.storage.object, untouched); problem != "" {
 			return badInput(problem)
+		}
+		if rawjson.IsMissing(e.req.oldObject) {
+			return badInput("request.oldObject is missing: an UPDATE needs the old object to compare with")
+		}
+		wasMaps = nowMaps
+		if !untouched {
+			if wasMaps, problem = e.oldMaps(&nowMaps); problem != "" {
+				return badInput(problem)
+			}
 		}
 	}
 	now, was := &nowMaps, &wasMaps

@@ -13,6 +13,7 @@ type Evaluator struct {
 	records           rawjson.Records
 	object, oldObject objectStorage // the walks of request.object and request.oldObject
 	edits             editStorage
+	walkApart         bool // an UPDATE's objects walked one after the other, never together (tests compare)
 }
 
 // NewEvaluator returns an Evaluator that logs to logger.

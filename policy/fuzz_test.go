@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -420,6 +421,15 @@ func FuzzCustomKindUpdate(f *testing.F) {
 		{`{"spec":{"groups":[{"template":{}},{"template":{"metadata":{"annotations":` + a + `}}}]}}`, `{"spec":{"groups":[{"template":{"metadata":{"annotations":` + a + `}}}]}}`},
 		{`{"spec":{"driver":{}}}`, `{"spec":{"driver":{"annotations":` + a + `},"podTemplate":{"metadata":{"annotations":` + a + `}}}}`},
 		{`{"spec":{"conf":{"x":"` + AnnotationKey + `"}}}`, `{"spec":{"conf":{"x":"` + AnnotationKey + `"}}}`},
+		// walked together: arrays of other lengths, members in another order or only in one object, maps
+		// missing from both, bad input in the old object only, riders, an array of arrays
+		{`{"spec":{"groups":[{},{ },{"template":null},{"template":{"metadata":{}}},{}],"steps":[[{"inline":{}}],[]]}}`,
+			`{"spec":{"groups":[{},{"template":{"metadata":{"annotations":` + a + `}}},{"sidecar":{}}],"steps":[[{"inline":{},"other":{}},{}]]}}`},
+		{`{"spec":{"replicas":{"A":{"template":{}},"B":{}}}}`, `{"spec":{"replicas":{"B":{},"A":{"template":{"metadata":{"annotations":` + a + `}}}}}}`},
+		{`{"spec":{"replicas":{"A":{"template":{}}}}}`, `{"spec":{"replicas":{"A":{"template":{}},"C":{"template":{"metadata":3}}}}}`},
+		{`{"spec":{"groups":[{}],"driver":{}}}`, `{"spec":{"groups":[{},{"template":{"metadata":{"annotations":[]}}}],"driver":null}}`},
+		{`{"spec":{"groups":[{"template":{"metadata":{"annotations":` + a + `}}}]}}`, `{"spec":{"groups":{"x":1},"replicas":[]}}`},
+		{`{"spec":{"groups":[{"sidecar":{"annotations":{}}}],"replicas":{"A":{},"A":{}}}}`, `{"spec":{"groups":[{"sidecar":1}]}}`},
 	} {
 		f.Add(pair[0], pair[1])
 	}
@@ -449,6 +459,7 @@ func FuzzCustomKindUpdate(f *testing.F) {
 			`"userInfo":{"username":"bob"},"object":` + object + `,"oldObject":` + old + `},"settings":` + fuzzKindSettings + `}`)
 		checkUnchangedAround(t, payload, kind)
 		checkRidersWalkAsAlone(t, object, kind)
+		checkWalkedTogetherAsApart(t, payload)
 		resp, err := evaluateRawNoCheck(payload, logger)
 		if err != nil {
 			t.Fatal(err)
@@ -488,6 +499,23 @@ func acceptedResult(t *testing.T, resp response, object string) (string, bool) {
 		t.Fatalf("the splice broke the JSON:\n%s\ninput: %s", result, object)
 	}
 	return result, true
+}
+
+// checkWalkedTogetherAsApart checks the paired walk of an UPDATE's two objects: the answer is the one that
+// walking each object by itself gives, byte for byte.
+// The same holds for a trusted requester (a controller).
+func checkWalkedTogetherAsApart(t *testing.T, payload []byte) {
+	t.Helper()
+	trusted := bytes.Replace(payload, []byte(`"userInfo":{"username":"bob"}`), []byte(`"userInfo":{"username":"ctrl"}`), 1)
+	trusted = bytes.Replace(trusted, []byte(`"settings":{`), []byte(`"settings":{"systemUsers":["^ctrl$"],`), 1)
+	for _, p := range [][]byte{payload, trusted} {
+		together := NewEvaluator(NewLogger(io.Discard)).evaluate(slices.Clone(p)).encode()
+		apart := NewEvaluator(NewLogger(io.Discard))
+		apart.walkApart = true
+		if alone := apart.evaluate(slices.Clone(p)).encode(); !bytes.Equal(together, alone) {
+			t.Fatalf("walked together:\n%s\nwalked apart:\n%s\nrequest: %s", together, alone, p)
+		}
+	}
 }
 
 // checkUnchangedAround checks what lets an UPDATE skip walking the old object: when unchangedAround says

@@ -41,12 +41,24 @@ func (e *evaluation) walk(object gjson.Result, field string, kept *objectStorage
 	if !object.IsObject() {
 		return objectMaps{}, field + " is missing or not an object"
 	}
-	k := &e.kind
-	root := rawjson.Root(object.Raw)
-	w := walker{doc: object.Raw, index: e.req.index, field: field, kind: k.name, entry: AnnotationKey, most: e.mostTargets(object), existing: existing}
-	if problem := kept.targets.walk(&w, root, k.targets); problem != "" {
+	w := e.targetWalker(object, field)
+	w.most, w.existing = e.mostTargets(object), existing
+	if problem := kept.targets.walk(&w, rawjson.Root(object.Raw), e.kind.targets); problem != "" {
 		return objectMaps{}, problem
 	}
+	return e.besideTargets(object, field, kept, &w)
+}
+
+// targetWalker is the walker of the kind's annotation paths over object.
+func (e *evaluation) targetWalker(object gjson.Result, field string) walker {
+	return walker{doc: object.Raw, index: e.req.index, field: field, kind: e.kind.name, entry: AnnotationKey}
+}
+
+// besideTargets walks what the kind reads beside the targets w found in object (guard maps, a built-in
+// kind's labels) and returns them all.
+func (e *evaluation) besideTargets(object gjson.Result, field string, kept *objectStorage, w *walker) (objectMaps, string) {
+	k := &e.kind
+	root := rawjson.Root(object.Raw)
 	g := walker{doc: object.Raw, index: e.req.index, field: field, kind: k.name}
 	if problem := kept.guards.walk(&g, root, k.guards); problem != "" {
 		return objectMaps{}, problem
@@ -95,12 +107,21 @@ func (e *evaluation) readLabels(m *objectMaps, root gjson.Result, field string) 
 
 // walk walks paths over root with w, keeping its records in s whatever the outcome.
 func (s *walkStorage) walk(w *walker, root gjson.Result, paths []annotationPath) string {
-	w.refs, w.places = s.refs.take(0), places{values: s.values.take(0), names: s.names.take(0)}
+	s.lend(w)
 	problem := w.walkAll(root, paths)
+	s.keep(w)
+	return problem
+}
+
+// lend gives w the storage to record in; keep takes it back, grown as w grew it.
+func (s *walkStorage) lend(w *walker) {
+	w.refs, w.places = s.refs.take(0), places{values: s.values.take(0), names: s.names.take(0)}
+}
+
+func (s *walkStorage) keep(w *walker) {
 	s.refs.keep(w.refs)
 	s.values.keep(w.places.values)
 	s.names.keep(w.places.names)
-	return problem
 }
 
 // mapPath names a map in messages (request.object and the path), joined only when a message is written.

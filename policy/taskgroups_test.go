@@ -1,7 +1,10 @@
 package policy
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
+	"slices"
 	"strings"
 	"testing"
 
@@ -315,6 +318,32 @@ func TestCost_AStatusWriteByATrustedControllerReadsNoPath(t *testing.T) {
 	expectAccepted(t, resp)
 	resp, _ = evaluateReq(t, workflow(t, asBob, obj, old), argoWorkflowSettings)
 	expectRejected(t, resp, "metadata")
+}
+
+// An UPDATE that changes a top-level member around many templates walks both objects together: a map
+// missing from both (an unchanged pair) is not recorded, and the answer is the one walking each object by
+// itself gives.
+func TestCost_AnUpdateRecordsNoMapMissingFromBothObjects(t *testing.T) {
+	const n = 1000
+	old := templates(n, `{}`)
+	object := `{"spec":{"entrypoint":"b","templates":[{"metadata":{"annotations":{}}},` + old[len(`{"spec":{"templates":[{},`):]
+	payload := []byte(`{"request":` + mustJSON(t, workflow(t, asBob, object, old)) + `,"settings":` + argoWorkflowSettings + `}`)
+	together, apart := NewEvaluator(NewLogger(io.Discard)), NewEvaluator(NewLogger(io.Discard))
+	apart.walkApart = true
+	answer, answerApart := together.evaluate(slices.Clone(payload)).encode(), apart.evaluate(slices.Clone(payload)).encode()
+	if !bytes.Equal(answer, answerApart) {
+		t.Fatalf("walked together:\n%s\napart:\n%s", answer, answerApart)
+	}
+	if !strings.Contains(string(answer), `"accepted":true`) || strings.Contains(string(answer), "mutated_object") {
+		t.Fatalf("want an acceptance without a change: %s", answer)
+	}
+	recorded := func(ev *Evaluator) int { return len(ev.object.targets.refs.kept) + len(ev.oldObject.targets.refs.kept) }
+	if got := recorded(together); got != 2 { // the map the new object holds, and its place in the old one
+		t.Errorf("walked together, %d targets recorded, want 2", got)
+	}
+	if got := recorded(apart); got != 2*(n+1) { // and spec.podMetadata's, in each object
+		t.Errorf("walked apart, %d targets recorded, want %d", got, 2*(n+1))
+	}
 }
 
 // templates is a Workflow object of n copies of template.

@@ -26,15 +26,21 @@ var workflowCases = []struct {
 	templates                           int
 	lastApplied, refused                bool
 	specChanged                         bool // an UPDATE's spec differs from the old object's (entrypoint)
+	// old, when set, is the old object's template, oldTemplates of it (the new object's otherwise)
+	old          string
+	oldTemplates int
 }{
-	{"wf-16k-empty", `{}`, "CREATE", "bob", 16000, false, false, false},
-	{"wf-40k-empty", `{}`, "CREATE", "bob", 40000, false, true, false},
-	{"wf-600k-empty", `{}`, "CREATE", "bob", 600000, false, true, false},
-	{"wf-800-applied", OrdinaryTemplate, "CREATE", "bob", 800, true, false, false},
+	{"wf-16k-empty", `{}`, "CREATE", "bob", 16000, false, false, false, "", 0},
+	{"wf-40k-empty", `{}`, "CREATE", "bob", 40000, false, true, false, "", 0},
+	{"wf-600k-empty", `{}`, "CREATE", "bob", 600000, false, true, false, "", 0},
+	{"wf-800-applied", OrdinaryTemplate, "CREATE", "bob", 800, true, false, false, "", 0},
 	{"wf-6k-status", `{"name":"t","metadata":{"annotations":{"yunikorn.apache.org/user.info":"{\"user\":\"bob\"}"}}}`,
-		"UPDATE", "system:serviceaccount:argo:argo", 6000, false, false, false},
-	{"wf-300k-unchanged", `{}`, "UPDATE", "bob", 300000, false, false, false},
-	{"wf-300k-changed", `{}`, "UPDATE", "bob", 300000, false, false, true},
+		"UPDATE", "system:serviceaccount:argo:argo", 6000, false, false, false, "", 0},
+	{"wf-300k-unchanged", `{}`, "UPDATE", "bob", 300000, false, false, false, "", 0},
+	{"wf-300k-changed", `{}`, "UPDATE", "bob", 300000, false, false, true, "", 0},
+	// every template differs from its old self, and all are new (the old object has none)
+	{"wf-180k-differ", `{"a":0}`, "UPDATE", "bob", 180000, false, false, false, `{}`, 180000},
+	{"wf-600k-added", `{}`, "UPDATE", "bob", 600000, false, true, false, `{}`, 0},
 }
 
 // OrdinaryTemplate is a workflow step as users write them, with a container, parameters and labels.
@@ -67,6 +73,10 @@ func workflowScenarios(dir string, pod []byte, wrap func([]byte, string) []byte)
 		req := WorkflowRequest(c.templates, c.template, c.operation, c.username, c.lastApplied)
 		if c.specChanged { // the object's first entrypoint: every map is walked in both objects
 			req = bytes.Replace(req, []byte(`"entrypoint":"main"`), []byte(`"entrypoint":"other"`), 1)
+		}
+		if c.old != "" {
+			old := WorkflowRequest(c.oldTemplates, c.old, c.operation, c.username, false)
+			req = append(req[:bytes.Index(req, []byte(`,"oldObject":`))], old[bytes.Index(old, []byte(`,"oldObject":`)):]...)
 		}
 		payload := wrap(req, settings)
 		same, err := GrowPod(pod, len(payload))

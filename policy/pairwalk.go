@@ -1,0 +1,285 @@
+package policy
+
+import (
+	"github.com/tidwall/gjson"
+
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
+)
+
+// pairWalk walks a declared kind's annotation paths over an UPDATE's new and old objects together, so that
+// a target missing from both (an unchanged pair) is never recorded. Where only one object goes on, its own
+// walker goes on alone (docs/runtime.md "What a target costs").
+type pairWalk struct {
+	now, was *walker
+}
+
+// walkPaired walks both objects of an UPDATE of a declared kind together. ok is false when either is not
+// an object or a walk met a problem: walking each object by itself then gives the message.
+func (e *evaluation) walkPaired() (now, was objectMaps, ok bool) {
+	object, old := e.req.object, e.req.oldObject
+	if !object.IsObject() || !old.IsObject() {
+		return now, was, false
+	}
+	wNow, wWas := e.targetWalker(object, "request.object"), e.targetWalker(old, "request.oldObject")
+	e.storage.object.targets.lend(&wNow)
+	e.storage.oldObject.targets.lend(&wWas)
+	ok = (&pairWalk{now: &wNow, was: &wWas}).walkAll(rawjson.Root(object.Raw), rawjson.Root(old.Raw), e.kind.targets)
+	e.storage.object.targets.keep(&wNow)
+	e.storage.oldObject.targets.keep(&wWas)
+	if !ok {
+		return now, was, false
+	}
+	now, problem := e.besideTargets(object, "request.object", &e.storage.object, &wNow)
+	if problem != "" {
+		return now, was, false
+	}
+	was, problem = e.besideTargets(old, "request.oldObject", &e.storage.oldObject, &wWas)
+	return now, was, problem == ""
+}
+
+// walkAll is walker.walkAll over both objects: riders go along with their leaders.
+func (pw *pairWalk) walkAll(root, oldRoot gjson.Result, paths []annotationPath) bool {
+	riders := ridersOf(paths)
+	for _, w := range [2]*walker{pw.now, pw.was} {
+		w.paths, w.riders = paths, riders
+	}
+	for i := range paths {
+		if rides(riders, i) {
+			continue
+		}
+		p := &paths[i]
+		for _, w := range [2]*walker{pw.now, pw.was} {
+			w.taken, w.path, w.depth, w.from = w.taken[:0], p, 0, len(w.refs)
+		}
+		if !pw.step(root, oldRoot, p, 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// step looks up segment i of p in cur and in old, objects at the same place of each document.
+func (pw *pairWalk) step(cur, old gjson.Result, p *annotationPath, i int) bool {
+	name := p.segments[i].name
+	v, dup := pw.now.childOf(cur, name)
+	ov, oldDup := pw.was.childOf(old, name)
+	if dup || oldDup {
+		return false
+	}
+	pw.now.push()
+	pw.was.push()
+	ok := pw.stepIn(cur, v, old, ov, p, i)
+	pw.now.pop()
+	pw.was.pop()
+	return ok
+}
+
+// stepIn goes on from v and ov, segment i of p found in cur and old.
+func (pw *pairWalk) stepIn(cur, v, old, ov gjson.Result, p *annotationPath, i int) bool {
+	if i < p.create {
+		return pw.stepBefore(cur, v, old, ov, p, i)
+	}
+	missing, wasMissing := rawjson.IsMissing(v), rawjson.IsMissing(ov)
+	if !missing && !v.IsObject() || !wasMissing && !ov.IsObject() {
+		return false // bad input
+	}
+	switch {
+	case missing && wasMissing:
+		return true // an unchanged pair
+	case missing:
+		return pw.now.found(p, cur, len(p.segments)-i, v, gjson.Result{}) == "" && pw.was.stepIn(old, ov, p, i) == ""
+	case wasMissing:
+		return pw.was.found(p, old, len(p.segments)-i, ov, gjson.Result{}) == "" && pw.now.stepIn(cur, v, p, i) == ""
+	case i == len(p.segments)-1:
+		return pw.now.found(p, v, 0, gjson.Result{}, v) == "" && pw.was.found(p, ov, 0, gjson.Result{}, ov) == ""
+	}
+	return pw.step(v, ov, p, i+1)
+}
+
+// stepBefore is walker.stepBefore for both objects.
+func (pw *pairWalk) stepBefore(cur, v, old, ov gjson.Result, p *annotationPath, i int) bool {
+	switch {
+	case i == len(p.segments)-1: // a map named only when it exists
+		return pw.now.stepBefore(v, p, i, cur) == "" && pw.was.stepBefore(ov, p, i, old) == ""
+	case p.segments[i].wild != "":
+		return pw.each(v, ov, p, i, p.segments[i].wild)
+	}
+	return pw.stepFrom(v, ov, p, i+1)
+}
+
+// stepFrom goes on with segment i of p from v and ov, where only objects lead on.
+func (pw *pairWalk) stepFrom(v, ov gjson.Result, p *annotationPath, i int) bool {
+	is, was := v.IsObject(), ov.IsObject()
+	switch {
+	case p.required && !(is && was):
+		return false // the message is walker.stepBefore's
+	case is && was:
+		return pw.step(v, ov, p, i)
+	case is:
+		return pw.now.step(v, p, i) == ""
+	case was:
+		return pw.wasAlone(ov, p, i, "")
+	}
+	return true
+}
+
+// wasAlone walks on in the old object where the new one names nothing: for its bad input only, since a
+// target only the old object holds needs nothing. wild, when set, is what is left of segment i's wildcards.
+func (pw *pairWalk) wasAlone(ov gjson.Result, p *annotationPath, i int, wild string) bool {
+	w := pw.was
+	w.existing = true
+	var problem string
+	if wild != "" {
+		problem = w.eachNext(ov, p, i, wild)
+	} else {
+		problem = w.step(ov, p, i)
+	}
+	w.existing = false
+	return problem == ""
+}
+
+// each applies the wildcards wild of segment i of p to v and ov, pairing array elements by index and
+// object members by name.
+func (pw *pairWalk) each(v, ov gjson.Result, p *annotationPath, i int, wild string) bool {
+	array := wild[:wildcardLen] == everyElement
+	is, was := array && v.IsArray() || !array && v.IsObject(), array && ov.IsArray() || !array && ov.IsObject()
+	switch {
+	case is && was:
+	case is:
+		return pw.now.each(v, p, i, wild) == ""
+	case was:
+		pw.was.existing = true
+		problem := pw.was.each(ov, p, i, wild)
+		pw.was.existing = false
+		return problem == ""
+	default:
+		return true
+	}
+	it, indexed := pw.now.index.Members(v)
+	oldIt, oldIndexed := pw.was.index.Members(ov)
+	if !indexed || !oldIndexed {
+		return false
+	}
+	if array {
+		return pw.eachElement(it, oldIt, p, i, wild)
+	}
+	return pw.eachMember(it, oldIt, p, i, wild)
+}
+
+// eachElement pairs the elements of two arrays by index.
+func (pw *pairWalk) eachElement(it, oldIt rawjson.MemberIter, p *annotationPath, i int, wild string) bool {
+	n := int32(0)
+	for ; ; n++ {
+		var elem, oldElem gjson.Result
+		var more, wasMore bool
+		if it, _, elem, more = it.Next(); !more {
+			break
+		}
+		pw.now.take(n)
+		ok := true
+		if oldIt, _, oldElem, wasMore = oldIt.Next(); wasMore {
+			pw.was.take(n)
+			ok = pw.eachNext(elem, oldElem, p, i, wild)
+			pw.was.giveBack()
+		} else {
+			ok = pw.now.eachNext(elem, p, i, wild) == ""
+		}
+		pw.now.giveBack()
+		if !ok {
+			return false
+		}
+	}
+	for ; ; n++ { // the old array's elements past the new one's
+		var oldElem gjson.Result
+		var more bool
+		if oldIt, _, oldElem, more = oldIt.Next(); !more {
+			return true
+		}
+		pw.was.take(n)
+		ok := pw.wasAlone(oldElem, p, i, wild)
+		pw.was.giveBack()
+		if !ok {
+			return false
+		}
+	}
+}
+
+// eachMember pairs the members of two objects by name, as long as both give their names in the same
+// order (the API server keeps it); otherwise it gives up.
+func (pw *pairWalk) eachMember(it, oldIt rawjson.MemberIter, p *annotationPath, i int, wild string) bool {
+	seen, wasSeen := map[string]bool{}, map[string]bool{}
+	wasDone := false
+	for {
+		var key, elem, oldKey, oldElem gjson.Result
+		var more, wasMore bool
+		if it, key, elem, more = it.Next(); !more {
+			break
+		}
+		if seen[key.Str] {
+			return false
+		}
+		seen[key.Str] = true
+		if !wasDone {
+			oldIt, oldKey, oldElem, wasMore = oldIt.Next()
+			wasDone = !wasMore
+		}
+		pw.now.take(pw.now.places.member(key.Str))
+		ok := true
+		switch {
+		case wasDone:
+			ok = pw.now.eachNext(elem, p, i, wild) == ""
+		case oldKey.Str != key.Str:
+			ok = false
+		default:
+			wasSeen[key.Str] = true
+			pw.was.take(pw.was.places.member(key.Str))
+			ok = pw.eachNext(elem, oldElem, p, i, wild)
+			pw.was.giveBack()
+		}
+		pw.now.giveBack()
+		if !ok {
+			return false
+		}
+	}
+	for !wasDone { // the old object's members past the new one's
+		var oldKey, oldElem gjson.Result
+		var more bool
+		if oldIt, oldKey, oldElem, more = oldIt.Next(); !more {
+			return true
+		}
+		if wasSeen[oldKey.Str] || seen[oldKey.Str] {
+			return false
+		}
+		wasSeen[oldKey.Str] = true
+		pw.was.take(pw.was.places.member(oldKey.Str))
+		ok := pw.wasAlone(oldElem, p, i, wild)
+		pw.was.giveBack()
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// eachNext is walker.eachNext for elem and oldElem, values a wildcard reached at the same place.
+func (pw *pairWalk) eachNext(elem, oldElem gjson.Result, p *annotationPath, i int, wild string) bool {
+	if len(wild) > wildcardLen {
+		return pw.each(elem, oldElem, p, i, wild[wildcardLen:])
+	}
+	if !pw.stepFrom(elem, oldElem, p, i+1) {
+		return false
+	}
+	for _, r := range pw.now.riders {
+		if r.at != i || &pw.now.paths[r.leader] != p {
+			continue
+		}
+		q := &pw.now.paths[r.path]
+		pw.now.path, pw.was.path = q, q
+		ok := pw.stepFrom(elem, oldElem, q, i+1)
+		pw.now.path, pw.was.path = p, p
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
