@@ -202,7 +202,7 @@ func BenchmarkPhase_Walk(b *testing.B) {
 	e := phaseEvaluation()
 	b.ReportAllocs()
 	for b.Loop() {
-		e.walk(e.req.object, "request.object", &e.storage.object, false)
+		e.walk(e.req.object, "request.object", &e.storage.object, false, e.mostTargets(e.req.object))
 	}
 }
 

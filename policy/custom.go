@@ -11,12 +11,19 @@ import (
 
 // Guard maps (rule 13), target map keys, and the pairing of an UPDATE's targets.
 
-// oldMaps is what the kind's paths name in the old object: now itself when unchangedAround.
-func (e *evaluation) oldMaps(now *objectMaps) (objectMaps, string) {
+// oldMaps is what the kind's paths name in the old object: now itself when unchangedAround. problemFirst
+// looks for the old object's bad input before recording its maps (a declared kind's UPDATE that the paired
+// walk gave up on: the old object may hold hundreds of thousands of them).
+func (e *evaluation) oldMaps(now *objectMaps, problemFirst bool) (objectMaps, string) {
 	if e.unchangedAround(now) {
 		return *now, ""
 	}
-	return e.walk(e.req.oldObject, "request.oldObject", &e.storage.oldObject, false)
+	if problemFirst {
+		if _, problem := e.walk(e.req.oldObject, "request.oldObject", &e.storage.oldObject, true, 0); problem != "" {
+			return objectMaps{}, problem
+		}
+	}
+	return e.walk(e.req.oldObject, "request.oldObject", &e.storage.oldObject, false, 0)
 }
 
 // untouched reports whether every top-level member a declared kind's paths start in holds the same bytes

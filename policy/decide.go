@@ -11,12 +11,9 @@ import (
 
 // create applies docs/rules.md rules 1-4 and, for a declared kind, 11 and 13.
 func (e *evaluation) create() decision {
-	now, problem := e.walk(e.req.object, "request.object", &e.storage.object, false)
-	if problem == TooManyTargetsRefusal {
-		e.warn("refused an object too large once stamped (bounded answer)")
-	}
+	now, problem := e.walk(e.req.object, "request.object", &e.storage.object, false, e.mostTargets(e.req.object))
 	if problem != "" {
-		return badInput(problem)
+		return e.walkRefusal(problem)
 	}
 	// Rule 4: a system user's workload was copied from a handled parent (YUNIKORN-1627).
 	if e.kind.handling != PodHandling && e.systemUser() {
@@ -53,22 +50,26 @@ func (e *evaluation) update() decision {
 		return accept() // a controller's status write: nothing to check, nothing to change
 	}
 	var nowMaps, wasMaps objectMaps
-	paired := false
-	if !untouched && e.kind.isDeclared() && !e.storage.walkApart {
-		nowMaps, wasMaps, paired = e.walkPaired()
+	tried, paired, most := !untouched && e.kind.isDeclared() && !e.storage.walkApart, false, 0
+	if tried {
+		var refused bool
+		if nowMaps, wasMaps, paired, refused = e.walkPaired(); refused {
+			return e.walkRefusal(TooManyTargetsRefusal)
+		}
+		most = mostMaps(e.req.object) // given up on: the objects hold bad input somewhere, found walking each
 	}
 	if !paired {
 		// Untouched, every map is its own pair, unchanged: only the keys of the maps that exist can refuse.
 		var problem string
-		if nowMaps, problem = e.walk(e.req.object, "request.object", &e.storage.object, untouched); problem != "" {
-			return badInput(problem)
+		if nowMaps, problem = e.walk(e.req.object, "request.object", &e.storage.object, untouched, most); problem != "" {
+			return e.walkRefusal(problem)
 		}
 		if rawjson.IsMissing(e.req.oldObject) {
 			return badInput("request.oldObject is missing: an UPDATE needs the old object to compare with")
 		}
 		wasMaps = nowMaps
 		if !untouched {
-			if wasMaps, problem = e.oldMaps(&nowMaps); problem != "" {
+			if wasMaps, problem = e.oldMaps(&nowMaps, tried); problem != "" {
 				return badInput(problem)
 			}
 		}
@@ -101,6 +102,14 @@ func (e *evaluation) update() decision {
 		}
 	}
 	return c.decision()
+}
+
+// walkRefusal answers a walk's problem: bad input, or the bounded answer (logged).
+func (e *evaluation) walkRefusal(problem string) decision {
+	if problem == TooManyTargetsRefusal {
+		e.warn("refused an object too large once stamped (bounded answer)")
+	}
+	return badInput(problem)
 }
 
 // immutable applies rules 5, 14b, 15 and 16 to a Pod's UPDATE.

@@ -196,7 +196,7 @@ func FuzzStamp(f *testing.F) {
 		}
 		e := evaluation{req: &request{index: rawjson.Parse(object), object: gjson.Parse(object)}, kind: podKind,
 			storage: new(Evaluator)}
-		pod, problem := e.walk(e.req.object, "request.object", &e.storage.object, false)
+		pod, problem := e.walk(e.req.object, "request.object", &e.storage.object, false, 0)
 		if problem != "" {
 			return
 		}
@@ -526,11 +526,11 @@ func checkUnchangedAround(t *testing.T, payload []byte, kind *CustomWorkload) {
 	var r request
 	readRequest(rawjson.Parse(text), &r)
 	e := evaluation{req: &r, kind: declared("K", kind), storage: new(Evaluator)}
-	now, problem := e.walk(r.object, "request.object", &e.storage.object, false)
+	now, problem := e.walk(r.object, "request.object", &e.storage.object, false, 0)
 	if problem != "" || !e.unchangedAround(&now) {
 		return
 	}
-	was, problem := e.walk(r.oldObject, "request.oldObject", &e.storage.oldObject, false)
+	was, problem := e.walk(r.oldObject, "request.oldObject", &e.storage.oldObject, false, 0)
 	if problem != "" {
 		t.Fatalf("unchanged around every map, but the old object is bad input: %s\n%s", problem, payload)
 	}

@@ -11,30 +11,36 @@ import (
 // walker goes on alone (docs/runtime.md "What a target costs").
 type pairWalk struct {
 	now, was *walker
+	// most is how many maps one path may name in the new object alone (new elements, stamped as on
+	// CREATE) before the answer is certainly over 3 MiB; refused says the walk stopped there.
+	most    int
+	refused bool
 }
 
 // walkPaired walks both objects of an UPDATE of a declared kind together. ok is false when either is not
-// an object or a walk met a problem: walking each object by itself then gives the message.
-func (e *evaluation) walkPaired() (now, was objectMaps, ok bool) {
+// an object or a walk met a problem: walking each object by itself then gives the message. refused says
+// the new object alone names more maps than a 3 MiB answer holds (docs/rules.md "Cost").
+func (e *evaluation) walkPaired() (now, was objectMaps, ok, refused bool) {
 	object, old := e.req.object, e.req.oldObject
 	if !object.IsObject() || !old.IsObject() {
-		return now, was, false
+		return now, was, false, false
 	}
 	wNow, wWas := e.targetWalker(object, "request.object"), e.targetWalker(old, "request.oldObject")
+	pw := pairWalk{now: &wNow, was: &wWas, most: mostMaps(object)}
 	e.storage.object.targets.lend(&wNow)
 	e.storage.oldObject.targets.lend(&wWas)
-	ok = (&pairWalk{now: &wNow, was: &wWas}).walkAll(rawjson.Root(object.Raw), rawjson.Root(old.Raw), e.kind.targets)
+	ok = pw.walkAll(rawjson.Root(object.Raw), rawjson.Root(old.Raw), e.kind.targets)
 	e.storage.object.targets.keep(&wNow)
 	e.storage.oldObject.targets.keep(&wWas)
 	if !ok {
-		return now, was, false
+		return now, was, false, pw.refused
 	}
 	now, problem := e.besideTargets(object, "request.object", &e.storage.object, &wNow)
 	if problem != "" {
-		return now, was, false
+		return now, was, false, false
 	}
 	was, problem = e.besideTargets(old, "request.oldObject", &e.storage.oldObject, &wWas)
-	return now, was, problem == ""
+	return now, was, problem == "", false
 }
 
 // walkAll is walker.walkAll over both objects: riders go along with their leaders.
@@ -42,6 +48,9 @@ func (pw *pairWalk) walkAll(root, oldRoot gjson.Result, paths []annotationPath) 
 	riders := ridersOf(paths)
 	for _, w := range [2]*walker{pw.now, pw.was} {
 		w.paths, w.riders = paths, riders
+	}
+	if pw.most > 0 {
+		pw.now.named = make([]int, len(paths)) // counted per path, whatever rides along
 	}
 	for i := range paths {
 		if rides(riders, i) {
@@ -116,11 +125,19 @@ func (pw *pairWalk) stepFrom(v, ov gjson.Result, p *annotationPath, i int) bool 
 	case is && was:
 		return pw.step(v, ov, p, i)
 	case is:
-		return pw.now.step(v, p, i) == ""
+		pw.now.most = pw.most
+		return pw.settle(pw.now.step(v, p, i))
 	case was:
 		return pw.wasAlone(ov, p, i, "")
 	}
 	return true
+}
+
+// settle ends a walk of the new object alone: the bound refuses, any other problem gives up.
+func (pw *pairWalk) settle(problem string) bool {
+	pw.now.most = 0
+	pw.refused = problem == TooManyTargetsRefusal
+	return problem == ""
 }
 
 // wasAlone walks on in the old object where the new one names nothing: for its bad input only, since a
@@ -146,7 +163,8 @@ func (pw *pairWalk) each(v, ov gjson.Result, p *annotationPath, i int, wild stri
 	switch {
 	case is && was:
 	case is:
-		return pw.now.each(v, p, i, wild) == ""
+		pw.now.most = pw.most
+		return pw.settle(pw.now.each(v, p, i, wild))
 	case was:
 		pw.was.existing = true
 		problem := pw.was.each(ov, p, i, wild)
@@ -182,7 +200,8 @@ func (pw *pairWalk) eachElement(it, oldIt rawjson.MemberIter, p *annotationPath,
 			ok = pw.eachNext(elem, oldElem, p, i, wild)
 			pw.was.giveBack()
 		} else {
-			ok = pw.now.eachNext(elem, p, i, wild) == ""
+			pw.now.most = pw.most
+			ok = pw.settle(pw.now.eachNext(elem, p, i, wild))
 		}
 		pw.now.giveBack()
 		if !ok {
@@ -204,14 +223,14 @@ func (pw *pairWalk) eachElement(it, oldIt rawjson.MemberIter, p *annotationPath,
 	}
 }
 
-// eachMember pairs the members of two objects by name, as long as both give their names in the same
-// order (the API server keeps it); otherwise it gives up.
+// eachMember pairs the members of two objects by name: in step while both give the same names in the
+// same order (the API server keeps it), then through the old object's members left.
 func (pw *pairWalk) eachMember(it, oldIt rawjson.MemberIter, p *annotationPath, i int, wild string) bool {
 	seen, wasSeen := map[string]bool{}, map[string]bool{}
-	wasDone := false
+	var left map[string]gjson.Result // the old members not yet paired, once the two orders part
 	for {
 		var key, elem, oldKey, oldElem gjson.Result
-		var more, wasMore bool
+		var more, paired bool
 		if it, key, elem, more = it.Next(); !more {
 			break
 		}
@@ -219,39 +238,42 @@ func (pw *pairWalk) eachMember(it, oldIt rawjson.MemberIter, p *annotationPath, 
 			return false
 		}
 		seen[key.Str] = true
-		if !wasDone {
-			oldIt, oldKey, oldElem, wasMore = oldIt.Next()
-			wasDone = !wasMore
+		if left == nil {
+			if oldIt, oldKey, oldElem, paired = oldIt.Next(); !paired || oldKey.Str != key.Str {
+				if left = membersLeft(oldIt, oldKey, oldElem, paired, wasSeen); left == nil {
+					return false // a name given twice
+				}
+			}
+		}
+		if left != nil {
+			if oldElem, paired = left[key.Str]; paired {
+				delete(left, key.Str)
+			}
 		}
 		pw.now.take(pw.now.places.member(key.Str))
-		ok := true
-		switch {
-		case wasDone:
-			ok = pw.now.eachNext(elem, p, i, wild) == ""
-		case oldKey.Str != key.Str:
-			ok = false
-		default:
+		var ok bool
+		if paired {
 			wasSeen[key.Str] = true
 			pw.was.take(pw.was.places.member(key.Str))
 			ok = pw.eachNext(elem, oldElem, p, i, wild)
 			pw.was.giveBack()
+		} else {
+			pw.now.most = pw.most
+			ok = pw.settle(pw.now.eachNext(elem, p, i, wild))
 		}
 		pw.now.giveBack()
 		if !ok {
 			return false
 		}
 	}
-	for !wasDone { // the old object's members past the new one's
-		var oldKey, oldElem gjson.Result
-		var more bool
-		if oldIt, oldKey, oldElem, more = oldIt.Next(); !more {
-			return true
-		}
-		if wasSeen[oldKey.Str] || seen[oldKey.Str] {
+	if left == nil {
+		oldIt, oldKey, oldElem, more := oldIt.Next()
+		if left = membersLeft(oldIt, oldKey, oldElem, more, wasSeen); left == nil {
 			return false
 		}
-		wasSeen[oldKey.Str] = true
-		pw.was.take(pw.was.places.member(oldKey.Str))
+	}
+	for name, oldElem := range left { // the old object's members the new one does not hold
+		pw.was.take(pw.was.places.member(name))
 		ok := pw.wasAlone(oldElem, p, i, wild)
 		pw.was.giveBack()
 		if !ok {
@@ -259,6 +281,19 @@ func (pw *pairWalk) eachMember(it, oldIt rawjson.MemberIter, p *annotationPath, 
 		}
 	}
 	return true
+}
+
+// membersLeft is the old object's members from (key, elem) when there is one, then those it still gives;
+// nil when a name is given twice (or was given before: paired).
+func membersLeft(it rawjson.MemberIter, key, elem gjson.Result, has bool, paired map[string]bool) map[string]gjson.Result {
+	left := map[string]gjson.Result{}
+	for ; has; it, key, elem, has = it.Next() {
+		if _, twice := left[key.Str]; twice || paired[key.Str] {
+			return nil
+		}
+		left[key.Str] = elem
+	}
+	return left
 }
 
 // eachNext is walker.eachNext for elem and oldElem, values a wildcard reached at the same place.

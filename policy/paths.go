@@ -489,6 +489,9 @@ func (w *walker) eachElement(array bool, n int, key string, seen map[string]bool
 
 // eachNext goes on from elem, a value a wildcard reached, to the next wildcard or segment i+1.
 func (w *walker) eachNext(elem gjson.Result, p *annotationPath, i int, wild string) string {
+	if w.existing && w.most == 0 && elem.IsObject() && isEmptyObject(elem.Raw) {
+		return "" // holds no map, and no bad input
+	}
 	if len(wild) > wildcardLen {
 		return w.each(elem, p, i, wild[wildcardLen:])
 	}

@@ -36,13 +36,14 @@ func (m *objectMaps) label() gjson.Result {
 }
 
 // walk walks the kind's paths over object, named field in messages; a problem is a bad-input message.
-// existing leaves out the target maps that do not exist.
-func (e *evaluation) walk(object gjson.Result, field string, kept *objectStorage, existing bool) (objectMaps, string) {
+// existing leaves out the target maps that do not exist; most, when not 0, is how many maps one path may
+// name (mostTargets).
+func (e *evaluation) walk(object gjson.Result, field string, kept *objectStorage, existing bool, most int) (objectMaps, string) {
 	if !object.IsObject() {
 		return objectMaps{}, field + " is missing or not an object"
 	}
 	w := e.targetWalker(object, field)
-	w.most, w.existing = e.mostTargets(object), existing
+	w.most, w.existing = most, existing
 	if problem := kept.targets.walk(&w, rawjson.Root(object.Raw), e.kind.targets); problem != "" {
 		return objectMaps{}, problem
 	}
@@ -76,7 +77,15 @@ func (e *evaluation) besideTargets(object gjson.Result, field string, kept *obje
 // mostTargets is how many maps one path may name in a CREATE's object before the answer is certainly over
 // 3 MiB (docs/rules.md "Cost"); 0 for no bound, as for a system user's CREATE, which stamps nothing (rule 4).
 func (e *evaluation) mostTargets(object gjson.Result) int {
-	if e.req.operation.Str != "CREATE" || len(object.Raw) > maxObjectBytes || e.systemUser() {
+	if e.req.operation.Str != "CREATE" || e.systemUser() {
+		return 0
+	}
+	return mostMaps(object)
+}
+
+// mostMaps is how many maps one path may name in object before an answer that stamps them all is over 3 MiB.
+func mostMaps(object gjson.Result) int {
+	if len(object.Raw) > maxObjectBytes {
 		return 0
 	}
 	return maxObjectBytes/minStampBytes + 1

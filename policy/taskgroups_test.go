@@ -346,6 +346,19 @@ func TestCost_AnUpdateRecordsNoMapMissingFromBothObjects(t *testing.T) {
 	}
 }
 
+// Elements an UPDATE adds are stamped as on CREATE: beyond 62,914 maps one path names in the new object
+// alone, the walk stops. Maps paired with the old object's count for nothing.
+func TestCost_AnUpdateAddingTooManyMapsStopsAtTheBound(t *testing.T) {
+	many := templates(maxObjectBytes/minStampBytes+2, `{}`)
+	changed := `{"spec":{"entrypoint":"b",` + many[len(`{"spec":{`):]
+	for _, who := range [][]string{asBob, {"system:serviceaccount:kube-system:argo"}} {
+		resp, _ := evaluateReq(t, workflow(t, who, many, `{"spec":{"templates":[]}}`), argoWorkflowSettings)
+		expectRejected(t, resp, TooManyTargetsRefusal)
+		resp, _ = evaluateReq(t, workflow(t, who, changed, many), argoWorkflowSettings)
+		expectAccepted(t, resp)
+	}
+}
+
 // templates is a Workflow object of n copies of template.
 func templates(n int, template string) string {
 	return `{"spec":{"templates":[` + strings.Repeat(template+",", n-1) + template + `]}}`

@@ -26,21 +26,25 @@ var workflowCases = []struct {
 	templates                           int
 	lastApplied, refused                bool
 	specChanged                         bool // an UPDATE's spec differs from the old object's (entrypoint)
-	// old, when set, is the old object's template, oldTemplates of it (the new object's otherwise)
-	old          string
+	// old, when set, is the old object's template, oldTemplates of it (the new object's otherwise), then
+	// oldLast when set
+	old, oldLast string
 	oldTemplates int
 }{
-	{"wf-16k-empty", `{}`, "CREATE", "bob", 16000, false, false, false, "", 0},
-	{"wf-40k-empty", `{}`, "CREATE", "bob", 40000, false, true, false, "", 0},
-	{"wf-600k-empty", `{}`, "CREATE", "bob", 600000, false, true, false, "", 0},
-	{"wf-800-applied", OrdinaryTemplate, "CREATE", "bob", 800, true, false, false, "", 0},
+	{"wf-16k-empty", `{}`, "CREATE", "bob", 16000, false, false, false, "", "", 0},
+	{"wf-40k-empty", `{}`, "CREATE", "bob", 40000, false, true, false, "", "", 0},
+	{"wf-600k-empty", `{}`, "CREATE", "bob", 600000, false, true, false, "", "", 0},
+	{"wf-800-applied", OrdinaryTemplate, "CREATE", "bob", 800, true, false, false, "", "", 0},
 	{"wf-6k-status", `{"name":"t","metadata":{"annotations":{"yunikorn.apache.org/user.info":"{\"user\":\"bob\"}"}}}`,
-		"UPDATE", "system:serviceaccount:argo:argo", 6000, false, false, false, "", 0},
-	{"wf-300k-unchanged", `{}`, "UPDATE", "bob", 300000, false, false, false, "", 0},
-	{"wf-300k-changed", `{}`, "UPDATE", "bob", 300000, false, false, true, "", 0},
+		"UPDATE", "system:serviceaccount:argo:argo", 6000, false, false, false, "", "", 0},
+	{"wf-300k-unchanged", `{}`, "UPDATE", "bob", 300000, false, false, false, "", "", 0},
+	{"wf-300k-changed", `{}`, "UPDATE", "bob", 300000, false, false, true, "", "", 0},
 	// every template differs from its old self, and all are new (the old object has none)
-	{"wf-180k-differ", `{"a":0}`, "UPDATE", "bob", 180000, false, false, false, `{}`, 180000},
-	{"wf-600k-added", `{}`, "UPDATE", "bob", 600000, false, true, false, `{}`, 0},
+	{"wf-180k-differ", `{"a":0}`, "UPDATE", "bob", 180000, false, false, false, `{}`, "", 180000},
+	{"wf-600k-added", `{}`, "UPDATE", "bob", 600000, false, true, false, `{}`, "", 0},
+	// the same with bad input in the old object (after every template it holds)
+	{"wf-600k-added-old-bad", `{}`, "UPDATE", "bob", 600000, false, true, false, `{}`, `{"metadata":1}`, 0},
+	{"wf-600k-removed-old-bad", `{}`, "UPDATE", "bob", 0, false, true, false, `{}`, `{"metadata":1}`, 600000},
 }
 
 // OrdinaryTemplate is a workflow step as users write them, with a container, parameters and labels.
@@ -76,6 +80,13 @@ func workflowScenarios(dir string, pod []byte, wrap func([]byte, string) []byte)
 		}
 		if c.old != "" {
 			old := WorkflowRequest(c.oldTemplates, c.old, c.operation, c.username, false)
+			if c.oldLast != "" {
+				last := []byte(c.oldLast + `]}}}`)
+				if c.oldTemplates > 0 {
+					last = append([]byte(","), last...)
+				}
+				old = append(old[:len(old)-len(`]}}}`)], last...)
+			}
 			req = append(req[:bytes.Index(req, []byte(`,"oldObject":`))], old[bytes.Index(old, []byte(`,"oldObject":`)):]...)
 		}
 		payload := wrap(req, settings)
