@@ -120,7 +120,7 @@ func (pw *pairWalk) stepBefore(cur, v, old, ov gjson.Result, p *annotationPath, 
 func (pw *pairWalk) stepFrom(v, ov gjson.Result, p *annotationPath, i int) bool {
 	is, was := v.IsObject(), ov.IsObject()
 	switch {
-	case p.required && !(is && was):
+	case p.required && (!is || !was):
 		return false // the message is walker.stepBefore's
 	case is && was:
 		return pw.step(v, ov, p, i)
@@ -194,7 +194,7 @@ func (pw *pairWalk) eachElement(it, oldIt rawjson.MemberIter, p *annotationPath,
 			break
 		}
 		pw.now.take(n)
-		ok := true
+		var ok bool
 		if oldIt, _, oldElem, wasMore = oldIt.Next(); wasMore {
 			pw.was.take(n)
 			ok = pw.eachNext(elem, oldElem, p, i, wild)
@@ -223,14 +223,13 @@ func (pw *pairWalk) eachElement(it, oldIt rawjson.MemberIter, p *annotationPath,
 	}
 }
 
-// eachMember pairs the members of two objects by name: in step while both give the same names in the
-// same order (the API server keeps it), then through the old object's members left.
+// eachMember pairs the members of two objects by name.
 func (pw *pairWalk) eachMember(it, oldIt rawjson.MemberIter, p *annotationPath, i int, wild string) bool {
-	seen, wasSeen := map[string]bool{}, map[string]bool{}
-	var left map[string]gjson.Result // the old members not yet paired, once the two orders part
+	seen := map[string]bool{}
+	olds := oldMembers{it: oldIt, paired: map[string]bool{}}
 	for {
-		var key, elem, oldKey, oldElem gjson.Result
-		var more, paired bool
+		var key, elem gjson.Result
+		var more bool
 		if it, key, elem, more = it.Next(); !more {
 			break
 		}
@@ -238,22 +237,12 @@ func (pw *pairWalk) eachMember(it, oldIt rawjson.MemberIter, p *annotationPath, 
 			return false
 		}
 		seen[key.Str] = true
-		if left == nil {
-			if oldIt, oldKey, oldElem, paired = oldIt.Next(); !paired || oldKey.Str != key.Str {
-				if left = membersLeft(oldIt, oldKey, oldElem, paired, wasSeen); left == nil {
-					return false // a name given twice
-				}
-			}
-		}
-		if left != nil {
-			if oldElem, paired = left[key.Str]; paired {
-				delete(left, key.Str)
-			}
+		oldElem, paired, ok := olds.find(key.Str)
+		if !ok {
+			return false
 		}
 		pw.now.take(pw.now.places.member(key.Str))
-		var ok bool
 		if paired {
-			wasSeen[key.Str] = true
 			pw.was.take(pw.was.places.member(key.Str))
 			ok = pw.eachNext(elem, oldElem, p, i, wild)
 			pw.was.giveBack()
@@ -266,11 +255,9 @@ func (pw *pairWalk) eachMember(it, oldIt rawjson.MemberIter, p *annotationPath, 
 			return false
 		}
 	}
-	if left == nil {
-		oldIt, oldKey, oldElem, more := oldIt.Next()
-		if left = membersLeft(oldIt, oldKey, oldElem, more, wasSeen); left == nil {
-			return false
-		}
+	left, ok := olds.rest()
+	if !ok {
+		return false
 	}
 	for name, oldElem := range left { // the old object's members the new one does not hold
 		pw.was.take(pw.was.places.member(name))
@@ -281,6 +268,41 @@ func (pw *pairWalk) eachMember(it, oldIt rawjson.MemberIter, p *annotationPath, 
 		}
 	}
 	return true
+}
+
+// oldMembers gives the old object's members by name: in step while both objects give the same names in
+// the same order (the API server keeps it), then through a map of the members left.
+type oldMembers struct {
+	it     rawjson.MemberIter
+	left   map[string]gjson.Result // once the two orders part
+	paired map[string]bool         // the names paired in step
+}
+
+// find returns the old member named name; ok is false when the old object gives a name twice.
+func (o *oldMembers) find(name string) (elem gjson.Result, paired, ok bool) {
+	if o.left == nil {
+		var key gjson.Result
+		if o.it, key, elem, paired = o.it.Next(); paired && key.Str == name {
+			o.paired[name] = true
+			return elem, true, true
+		}
+		if o.left = membersLeft(o.it, key, elem, paired, o.paired); o.left == nil {
+			return elem, false, false
+		}
+	}
+	if elem, paired = o.left[name]; paired {
+		delete(o.left, name)
+	}
+	return elem, paired, true
+}
+
+// rest returns the old members no name asked for; ok is false when the old object gives a name twice.
+func (o *oldMembers) rest() (map[string]gjson.Result, bool) {
+	if o.left == nil {
+		it, key, elem, more := o.it.Next()
+		o.left = membersLeft(it, key, elem, more, o.paired)
+	}
+	return o.left, o.left != nil
 }
 
 // membersLeft is the old object's members from (key, elem) when there is one, then those it still gives;

@@ -87,7 +87,11 @@ func workflowScenarios(dir string, pod []byte, wrap func([]byte, string) []byte)
 				}
 				old = append(old[:len(old)-len(`]}}}`)], last...)
 			}
-			req = append(req[:bytes.Index(req, []byte(`,"oldObject":`))], old[bytes.Index(old, []byte(`,"oldObject":`)):]...)
+			cut, oldCut := bytes.Index(req, []byte(`,"oldObject":`)), bytes.Index(old, []byte(`,"oldObject":`))
+			if cut < 0 || oldCut < 0 {
+				return nil, fmt.Errorf("%s: an UPDATE without its old object", c.name)
+			}
+			req = append(req[:cut], old[oldCut:]...)
 		}
 		payload := wrap(req, settings)
 		same, err := GrowPod(pod, len(payload))
