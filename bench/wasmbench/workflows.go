@@ -19,8 +19,9 @@ import (
 // (120 KB, refused by the bounded answer: over 3 MiB once stamped) and one of 600,000 (1.8 MB: refused as
 // soon as one path names too many maps), one of 800 ordinary templates with
 // kubectl's last-applied copy, the controller's status write to a Workflow of 6,000 stamped templates
-// (trusted, spec unchanged), and bob's UPDATE of a Workflow of 300,000 empty templates (a request near
-// policy-server's 2 MB), its spec unchanged and changed.
+// (trusted, spec unchanged), and bob's UPDATEs near policy-server's 2 MB: of 300,000 empty templates, spec
+// unchanged and changed; of 180,000 templates each unlike its old self; adding 600,000 (refused), also with
+// the old object's bad input; removing 600,000, the last bad input (refused).
 var workflowCases = []struct {
 	name, template, operation, username string
 	templates                           int
