@@ -138,7 +138,9 @@ setup_rbac
 # The default configuration: no arguments.
 # shellcheck disable=SC2119
 register_webhook
-echo "kwhost serve ready, webhook registered from $(basename "$METADATA") with the matchConditions of $(basename "$MATCH_CONDITIONS") [$(el)]"
+decider="kwhost serve"
+[ -z "${POLICY_SERVER:-}" ] || decider="policy-server ($POLICY_SERVER) behind kwhost front"
+echo "$decider ready, webhook registered from $(basename "$METADATA") with the matchConditions of $(basename "$MATCH_CONDITIONS") [$(el)]"
 start_kcm sa
 new_namespace e2e-probe
 wait_webhook e2e-probe
