@@ -404,8 +404,8 @@ type target struct {
 	sc scenario
 }
 
-// measure runs n fresh-instance evaluations of each target after a short warm-up (fewer past
-// maxScenarioTime per target). The targets take turns, burst evaluations each per round with the order
+// measure runs n fresh-instance evaluations of each target after a short warm-up (both fewer past
+// maxScenarioTime per target, and a tenth of it). The targets take turns, burst evaluations each per round with the order
 // rotating, so that all of them see the same machine: a shared VM can run at half speed for seconds at a
 // time, and targets timed one after the other (the floor, then the policy) would compare two machines.
 func measure(ctx context.Context, targets []target, n int) ([]result, error) {
@@ -417,6 +417,9 @@ func measure(ctx context.Context, targets []target, n int) ([]result, error) {
 	all := make([]samples, len(targets))
 	began := time.Now()
 	for i, round := -n/10, 0; i < n; i, round = i+burst, round+1 {
+		if i < 0 && time.Since(began) > maxScenarioTime*time.Duration(len(targets))/10 {
+			i = 0 // a slow scenario warms up on fewer evaluations too
+		}
 		if i >= 5 && time.Since(began) > maxScenarioTime*time.Duration(len(targets)) {
 			break // a slow scenario (a huge requester) is measured on fewer evaluations
 		}
