@@ -193,18 +193,8 @@ func (pw *pairWalk) eachElement(it, oldIt rawjson.MemberIter, p *annotationPath,
 		if it, _, elem, more = it.Next(); !more {
 			break
 		}
-		pw.now.take(n)
-		var ok bool
-		if oldIt, _, oldElem, wasMore = oldIt.Next(); wasMore {
-			pw.was.take(n)
-			ok = pw.eachNext(elem, oldElem, p, i, wild)
-			pw.was.giveBack()
-		} else {
-			pw.now.most = pw.most
-			ok = pw.settle(pw.now.eachNext(elem, p, i, wild))
-		}
-		pw.now.giveBack()
-		if !ok {
+		oldIt, _, oldElem, wasMore = oldIt.Next()
+		if !pw.next(elem, n, oldElem, n, wasMore, p, i, wild) {
 			return false
 		}
 	}
@@ -221,6 +211,23 @@ func (pw *pairWalk) eachElement(it, oldIt rawjson.MemberIter, p *annotationPath,
 			return false
 		}
 	}
+}
+
+// next goes on from elem, which a wildcard of segment i reached in the new object taking the value at, and
+// from oldElem (taking oldAt) when the old object holds the same place; otherwise the new one goes on alone.
+func (pw *pairWalk) next(elem gjson.Result, at int32, oldElem gjson.Result, oldAt int32, paired bool, p *annotationPath, i int, wild string) bool {
+	pw.now.take(at)
+	var ok bool
+	if paired {
+		pw.was.take(oldAt)
+		ok = pw.eachNext(elem, oldElem, p, i, wild)
+		pw.was.giveBack()
+	} else {
+		pw.now.most = pw.most
+		ok = pw.settle(pw.now.eachNext(elem, p, i, wild))
+	}
+	pw.now.giveBack()
+	return ok
 }
 
 // eachMember pairs the members of two objects by name.
@@ -241,17 +248,11 @@ func (pw *pairWalk) eachMember(it, oldIt rawjson.MemberIter, p *annotationPath, 
 		if !ok {
 			return false
 		}
-		pw.now.take(pw.now.places.member(key.Str))
+		var oldAt int32
 		if paired {
-			pw.was.take(pw.was.places.member(key.Str))
-			ok = pw.eachNext(elem, oldElem, p, i, wild)
-			pw.was.giveBack()
-		} else {
-			pw.now.most = pw.most
-			ok = pw.settle(pw.now.eachNext(elem, p, i, wild))
+			oldAt = pw.was.places.member(key.Str)
 		}
-		pw.now.giveBack()
-		if !ok {
+		if !pw.next(elem, pw.now.places.member(key.Str), oldElem, oldAt, paired, p, i, wild) {
 			return false
 		}
 	}
