@@ -204,6 +204,9 @@ func (pw *pairWalk) eachElement(it, oldIt rawjson.MemberIter, p *annotationPath,
 		if oldIt, _, oldElem, more = oldIt.Next(); !more {
 			return true
 		}
+		if isEmptyObject(oldElem.Raw) && oldElem.IsObject() {
+			continue // holds no map, and no bad input
+		}
 		pw.was.take(n)
 		ok := pw.wasAlone(oldElem, p, i, wild)
 		pw.was.giveBack()

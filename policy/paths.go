@@ -451,6 +451,9 @@ func (w *walker) each(v gjson.Result, p *annotationPath, i int, wild string) str
 		if it, key, elem, more = it.Next(); !more {
 			return ""
 		}
+		if array && w.skips(elem) {
+			continue
+		}
 		if problem := w.eachElement(array, n, key.Str, seen, elem, p, i, wild); problem != "" {
 			return problem
 		}
@@ -487,10 +490,16 @@ func (w *walker) eachElement(array bool, n int, key string, seen map[string]bool
 	return problem
 }
 
+// skips reports whether a walk recording only existing maps, unbounded, can pass elem by: an empty object
+// holds no map, and no bad input.
+func (w *walker) skips(elem gjson.Result) bool {
+	return w.existing && w.most == 0 && elem.IsObject() && isEmptyObject(elem.Raw)
+}
+
 // eachNext goes on from elem, a value a wildcard reached, to the next wildcard or segment i+1.
 func (w *walker) eachNext(elem gjson.Result, p *annotationPath, i int, wild string) string {
-	if w.existing && w.most == 0 && elem.IsObject() && isEmptyObject(elem.Raw) {
-		return "" // holds no map, and no bad input
+	if w.skips(elem) {
+		return ""
 	}
 	if len(wild) > wildcardLen {
 		return w.each(elem, p, i, wild[wildcardLen:])
