@@ -27,25 +27,27 @@ var workflowCases = []struct {
 	templates                           int
 	lastApplied, refused                bool
 	specChanged                         bool // an UPDATE's spec differs from the old object's (entrypoint)
-	// old, when set, is the old object's template, oldTemplates of it (the new object's otherwise), then
-	// oldLast when set
+	// old, when set, is the old object's template, oldTemplates of it then oldLast when set (the old object
+	// is the new one otherwise)
 	old, oldLast string
 	oldTemplates int
 }{
-	{"wf-16k-empty", `{}`, "CREATE", "bob", 16000, false, false, false, "", "", 0},
-	{"wf-40k-empty", `{}`, "CREATE", "bob", 40000, false, true, false, "", "", 0},
-	{"wf-600k-empty", `{}`, "CREATE", "bob", 600000, false, true, false, "", "", 0},
-	{"wf-800-applied", OrdinaryTemplate, "CREATE", "bob", 800, true, false, false, "", "", 0},
-	{"wf-6k-status", `{"name":"t","metadata":{"annotations":{"yunikorn.apache.org/user.info":"{\"user\":\"bob\"}"}}}`,
-		"UPDATE", "system:serviceaccount:argo:argo", 6000, false, false, false, "", "", 0},
-	{"wf-300k-unchanged", `{}`, "UPDATE", "bob", 300000, false, false, false, "", "", 0},
-	{"wf-300k-changed", `{}`, "UPDATE", "bob", 300000, false, false, true, "", "", 0},
+	{name: "wf-16k-empty", template: `{}`, operation: "CREATE", username: "bob", templates: 16000},
+	{name: "wf-40k-empty", template: `{}`, operation: "CREATE", username: "bob", templates: 40000, refused: true},
+	{name: "wf-600k-empty", template: `{}`, operation: "CREATE", username: "bob", templates: 600000, refused: true},
+	{name: "wf-800-applied", template: OrdinaryTemplate, operation: "CREATE", username: "bob", templates: 800, lastApplied: true},
+	{name: "wf-6k-status", template: `{"name":"t","metadata":{"annotations":{"yunikorn.apache.org/user.info":"{\"user\":\"bob\"}"}}}`,
+		operation: "UPDATE", username: "system:serviceaccount:argo:argo", templates: 6000},
+	{name: "wf-300k-unchanged", template: `{}`, operation: "UPDATE", username: "bob", templates: 300000},
+	{name: "wf-300k-changed", template: `{}`, operation: "UPDATE", username: "bob", templates: 300000, specChanged: true},
 	// every template differs from its old self, and all are new (the old object has none)
-	{"wf-180k-differ", `{"a":0}`, "UPDATE", "bob", 180000, false, false, false, `{}`, "", 180000},
-	{"wf-600k-added", `{}`, "UPDATE", "bob", 600000, false, true, false, `{}`, "", 0},
+	{name: "wf-180k-differ", template: `{"a":0}`, operation: "UPDATE", username: "bob", templates: 180000, old: `{}`, oldTemplates: 180000},
+	{name: "wf-600k-added", template: `{}`, operation: "UPDATE", username: "bob", templates: 600000, refused: true, old: `{}`},
 	// the same with bad input in the old object (after every template it holds)
-	{"wf-600k-added-old-bad", `{}`, "UPDATE", "bob", 600000, false, true, false, `{}`, `{"metadata":1}`, 0},
-	{"wf-600k-removed-old-bad", `{}`, "UPDATE", "bob", 0, false, true, false, `{}`, `{"metadata":1}`, 600000},
+	{name: "wf-600k-added-old-bad", template: `{}`, operation: "UPDATE", username: "bob", templates: 600000, refused: true,
+		old: `{}`, oldLast: `{"metadata":1}`},
+	{name: "wf-600k-removed-old-bad", template: `{}`, operation: "UPDATE", username: "bob", refused: true,
+		old: `{}`, oldLast: `{"metadata":1}`, oldTemplates: 600000},
 }
 
 // OrdinaryTemplate is a workflow step as users write them, with a container, parameters and labels.
@@ -76,23 +78,12 @@ func workflowScenarios(dir string, pod []byte, wrap func([]byte, string) []byte)
 	var out []scenario
 	for _, c := range workflowCases {
 		req := WorkflowRequest(c.templates, c.template, c.operation, c.username, c.lastApplied)
-		if c.specChanged { // the object's first entrypoint: every map is walked in both objects
-			req = bytes.Replace(req, []byte(`"entrypoint":"main"`), []byte(`"entrypoint":"other"`), 1)
-		}
-		if c.old != "" {
-			old := WorkflowRequest(c.oldTemplates, c.old, c.operation, c.username, false)
-			if c.oldLast != "" {
-				last := []byte(c.oldLast + `]}}}`)
-				if c.oldTemplates > 0 {
-					last = append([]byte(","), last...)
-				}
-				old = append(old[:len(old)-len(`]}}}`)], last...)
+		if c.specChanged || c.old != "" {
+			object, old := workflowObject(c.templates, c.template, ""), workflowObject(c.oldTemplates, c.old, c.oldLast)
+			if c.specChanged { // the object's entrypoint: every map is walked in both objects
+				object, old = strings.Replace(object, `"entrypoint":"main"`, `"entrypoint":"other"`, 1), object
 			}
-			cut, oldCut := bytes.Index(req, []byte(`,"oldObject":`)), bytes.Index(old, []byte(`,"oldObject":`))
-			if cut < 0 || oldCut < 0 {
-				return nil, fmt.Errorf("%s: an UPDATE without its old object", c.name)
-			}
-			req = append(req[:cut], old[oldCut:]...)
+			req = workflowReview(object, old, c.operation, c.username)
 		}
 		payload := wrap(req, settings)
 		same, err := GrowPod(pod, len(payload))
@@ -105,8 +96,22 @@ func workflowScenarios(dir string, pod []byte, wrap func([]byte, string) []byte)
 	return out, nil
 }
 
-// WorkflowRequest is an AdmissionRequest for a Workflow of templates copies of template.
+// WorkflowRequest is an AdmissionRequest for a Workflow of templates copies of template; an UPDATE's old
+// object is the same.
 func WorkflowRequest(templates int, template, operation, username string, lastApplied bool) []byte {
+	object := workflowObject(templates, template, "")
+	if lastApplied {
+		object = `{"metadata":{"name":"wf","annotations":{"kubectl.kubernetes.io/last-applied-configuration":` + strconv.Quote(object) + `}},` + object[1:]
+	}
+	old := ""
+	if operation == "UPDATE" {
+		old = object
+	}
+	return workflowReview(object, old, operation, username)
+}
+
+// workflowObject is a Workflow of templates copies of template, then last when set.
+func workflowObject(templates int, template, last string) string {
 	var b strings.Builder
 	b.WriteString(`{"spec":{"entrypoint":"main","templates":[`)
 	for i := range templates {
@@ -115,16 +120,24 @@ func WorkflowRequest(templates int, template, operation, username string, lastAp
 		}
 		b.WriteString(template)
 	}
-	b.WriteString(`]}}`)
-	object := b.String()
-	if lastApplied {
-		object = `{"metadata":{"name":"wf","annotations":{"kubectl.kubernetes.io/last-applied-configuration":` + strconv.Quote(object) + `}},` + object[1:]
+	if last != "" {
+		if templates > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(last)
 	}
+	b.WriteString(`]}}`)
+	return b.String()
+}
+
+// workflowReview is the AdmissionRequest of operation on object by username, with old as its old object
+// when set.
+func workflowReview(object, old, operation, username string) []byte {
 	req := `{"uid":"1","kind":{"group":"argoproj.io","version":"v1alpha1","kind":"Workflow"},` +
 		`"resource":{"group":"argoproj.io","version":"v1alpha1","resource":"workflows"},"namespace":"team-a","operation":"` + operation +
 		`","userInfo":{"username":"` + username + `","groups":["system:authenticated"]},"object":` + object
-	if operation == "UPDATE" {
-		req += `,"oldObject":` + object
+	if old != "" {
+		req += `,"oldObject":` + old
 	}
 	return []byte(req + `}`)
 }
