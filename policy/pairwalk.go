@@ -204,7 +204,7 @@ func (pw *pairWalk) eachElement(it, oldIt rawjson.MemberIter, p *annotationPath,
 		if oldIt, _, oldElem, more = oldIt.Next(); !more {
 			return true
 		}
-		if isEmptyObject(oldElem.Raw) && oldElem.IsObject() {
+		if isEmpty(oldElem) {
 			continue // holds no map, and no bad input
 		}
 		pw.was.take(n)

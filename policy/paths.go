@@ -493,8 +493,11 @@ func (w *walker) eachElement(array bool, n int, key string, seen map[string]bool
 // skips reports whether a walk recording only existing maps, unbounded, can pass elem by: an empty object
 // holds no map, and no bad input.
 func (w *walker) skips(elem gjson.Result) bool {
-	return w.existing && w.most == 0 && elem.IsObject() && isEmptyObject(elem.Raw)
+	return w.existing && w.most == 0 && isEmpty(elem)
 }
+
+// isEmpty reports whether v is an object without a member.
+func isEmpty(v gjson.Result) bool { return v.IsObject() && isEmptyObject(v.Raw) }
 
 // eachNext goes on from elem, a value a wildcard reached, to the next wildcard or segment i+1.
 func (w *walker) eachNext(elem gjson.Result, p *annotationPath, i int, wild string) string {
