@@ -49,30 +49,9 @@ func (e *evaluation) update() decision {
 	if untouched && e.trusted() {
 		return accept() // a controller's status write: nothing to check, nothing to change
 	}
-	var nowMaps, wasMaps objectMaps
-	tried, paired, most := !untouched && e.kind.isDeclared() && !e.storage.walkApart, false, 0
-	if tried {
-		var refused bool
-		if nowMaps, wasMaps, paired, refused = e.walkPaired(); refused {
-			return e.walkRefusal(TooManyTargetsRefusal)
-		}
-		most = mostMaps(e.req.object) // given up on: the objects hold bad input somewhere, found walking each
-	}
-	if !paired {
-		// Untouched, every map is its own pair, unchanged: only the keys of the maps that exist can refuse.
-		var problem string
-		if nowMaps, problem = e.walk(e.req.object, "request.object", &e.storage.object, untouched, most); problem != "" {
-			return e.walkRefusal(problem)
-		}
-		if rawjson.IsMissing(e.req.oldObject) {
-			return badInput("request.oldObject is missing: an UPDATE needs the old object to compare with")
-		}
-		wasMaps = nowMaps
-		if !untouched {
-			if wasMaps, problem = e.oldMaps(&nowMaps, tried); problem != "" {
-				return badInput(problem)
-			}
-		}
+	nowMaps, wasMaps, refusal, stopped := e.updateMaps(untouched)
+	if stopped {
+		return refusal
 	}
 	now, was := &nowMaps, &wasMaps
 	if e.kind.handling == PodHandling {
@@ -102,6 +81,43 @@ func (e *evaluation) update() decision {
 		}
 	}
 	return c.decision()
+}
+
+// updateMaps finds the targets of an UPDATE's two objects: walked together when the kind is declared
+// and the request is not a status-write shape (pairwalk.go), otherwise, or when bad input stops the
+// paired walk, each object on its own.
+func (e *evaluation) updateMaps(untouched bool) (now, was objectMaps, _ decision, refused bool) {
+	if untouched || !e.kind.isDeclared() || e.storage.walkApart {
+		return e.updateMapsApart(untouched, false, 0)
+	}
+	now, was, paired, tooMany := e.walkPaired()
+	switch {
+	case tooMany:
+		return now, was, e.walkRefusal(TooManyTargetsRefusal), true
+	case !paired: // the objects hold bad input somewhere: walked apart, each finds its own
+		return e.updateMapsApart(false, true, mostMaps(e.req.object))
+	}
+	return now, was, decision{}, false
+}
+
+// updateMapsApart walks the new object, then the old one. Untouched, every map is its own pair and
+// unchanged, so only the keys of the maps that exist can refuse. problemFirst and most are oldMaps' and
+// walk's: set when the paired walk gave up.
+func (e *evaluation) updateMapsApart(untouched, problemFirst bool, most int) (now, was objectMaps, _ decision, refused bool) {
+	now, problem := e.walk(e.req.object, "request.object", &e.storage.object, untouched, most)
+	if problem != "" {
+		return now, was, e.walkRefusal(problem), true
+	}
+	if rawjson.IsMissing(e.req.oldObject) {
+		return now, was, badInput("request.oldObject is missing: an UPDATE needs the old object to compare with"), true
+	}
+	if untouched {
+		return now, now, decision{}, false
+	}
+	if was, problem = e.oldMaps(&now, problemFirst); problem != "" {
+		return now, was, badInput(problem), true
+	}
+	return now, was, decision{}, false
 }
 
 // walkRefusal answers a walk's problem: bad input, or the bounded answer (logged).
