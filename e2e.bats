@@ -75,8 +75,16 @@ load e2e-helpers
   [[ "$stderr" == *"replaced an untrusted"* ]] || [ "$KWCTL" = kwctl ]
 }
 
-@test "logs each decision as one JSON line that names the requester" {
+@test "logs nothing for a routine decision by default" {
   evaluate "$R/pod-create-alice.json"
+  allowed true
+  [ "$(stamped /metadata)" = "$ALICE" ]
+  [[ "$stderr" != *"stamped the requester"* ]]
+  [ "$OWN_HOST" != true ] || [ -z "$stderr" ]
+}
+
+@test "logs each decision as one JSON line that names the requester, with logDecisions" {
+  evaluate "$R/pod-create-alice.json" '{"logDecisions":true}'
   allowed true
   [ "$OWN_HOST" = true ] || return 0 # kwctl prints the lines in a format of its own
   [ "$(wc -l <<<"$stderr")" -eq 1 ]
@@ -524,7 +532,7 @@ settings_error() {
 }
 
 @test "refuses an unknown key, listing the valid ones" {
-  settings_error '{"bypassauth":true}' 'unknown key "bypassauth": valid keys are bypassAuth, bypassControllers, systemUsers, externalUsers, externalGroups, onUntrustedAnnotation, legacyUserLabel, customWorkloads, honorLegacyUserLabel'
+  settings_error '{"bypassauth":true}' 'unknown key "bypassauth": valid keys are bypassAuth, bypassControllers, systemUsers, externalUsers, externalGroups, onUntrustedAnnotation, legacyUserLabel, customWorkloads, honorLegacyUserLabel, logDecisions'
 }
 
 @test "refuses an unknown onUntrustedAnnotation" {

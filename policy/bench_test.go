@@ -50,24 +50,24 @@ func BenchmarkValidate_DeploymentCreate(b *testing.B) {
 // A declared kind (rules 11-13) costs about what a built-in workload does: the settings name five paths,
 // of which the request's kind parses only its own.
 func BenchmarkValidate_SparkApplicationCreate(b *testing.B) {
-	benchmarkValidate(b, "sparkapplication-create-alice", benchSettings(b, "spark-operator"))
+	benchmarkValidate(b, "sparkapplication-create-alice", exampleSettings(b, "spark-operator"))
 }
 
 func BenchmarkValidate_RayJobCreate(b *testing.B) {
-	benchmarkValidate(b, "rayjob-create-alice", benchSettings(b, "kuberay"))
+	benchmarkValidate(b, "rayjob-create-alice", exampleSettings(b, "kuberay"))
 }
 
 // BenchmarkValidate_DeploymentCreateWithCustomWorkloads: declared kinds cost a built-in kind nothing.
 func BenchmarkValidate_DeploymentCreateWithCustomWorkloads(b *testing.B) {
-	benchmarkValidate(b, "deployment-create-alice", benchSettings(b, "argo-workflows"))
+	benchmarkValidate(b, "deployment-create-alice", exampleSettings(b, "argo-workflows"))
 }
 
-// benchSettings reads an example's settings (testdata/settings/<name>.json).
-func benchSettings(b *testing.B, name string) string {
-	b.Helper()
+// exampleSettings reads an example's settings (testdata/settings/<name>.json).
+func exampleSettings(tb testing.TB, name string) string {
+	tb.Helper()
 	data, err := os.ReadFile(filepath.Join("..", "testdata", "settings", name+".json"))
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	return string(data)
 }

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -54,8 +55,11 @@ func TestRule3_StampsTheRequesterOnEveryKind(t *testing.T) {
 			if len(resp.Warnings) != 0 {
 				t.Fatalf("a plain stamp carries no warning: %q", resp.Warnings)
 			}
-			if !strings.Contains(logs, `"level":"debug"`) {
-				t.Fatalf("routine decisions log at debug: %s", logs)
+			if logs != "" {
+				t.Fatalf("a plain stamp logs nothing by default: %s", logs)
+			}
+			if _, logs = evaluateReq(t, req, `{"logDecisions":true}`); !strings.Contains(logs, `"level":"debug","message":"stamped the requester (rule 3)"`) {
+				t.Fatalf("with logDecisions, a plain stamp logs its rule at debug: %s", logs)
 			}
 		})
 	}
@@ -369,4 +373,29 @@ func TestRule4_DoesNotApplyToPods(t *testing.T) {
 	req := as(t, "pod-create-alice", "Pod", kcm, nil)
 	resp, _ := evaluateReq(t, req, "")
 	expectOnly(t, req, resp, "Pod", "annotations", AnnotationKey, `{"user":"system:kube-controller-manager","groups":["system:authenticated"]}`)
+}
+
+// Routine decisions (nothing replaced, restored or refused) log a line naming their rule only when
+// logDecisions asks for it; warnings are logged either way (the tests of each rule check them).
+func TestLogDecisions_NamesTheRuleOfARoutineDecisionOnlyWhenAsked(t *testing.T) {
+	spark := exampleSettings(t, "spark-operator")
+	for _, tc := range []struct{ fixture, settings, message string }{
+		{"pod-create-alice", `{}`, "stamped the requester (rule 3)"},
+		{"pod-create-replicaset-controller", `{}`, "supplied value kept: the requester is trusted (rule 1)"},
+		{"replicaset-create-deployment-controller", `{}`, "workload created by a system user: left unchanged (rule 4)"},
+		{"sparkapplication-create-alice", spark, "stamped the requester in the custom resource's annotation maps (rules 11 and 12)"},
+	} {
+		t.Run(tc.fixture, func(t *testing.T) {
+			req := fixture(t, tc.fixture)
+			if _, logs := evaluateReq(t, req, tc.settings); logs != "" {
+				t.Fatalf("logged without logDecisions: %s", logs)
+			}
+			on := strings.Replace(tc.settings, "{", `{"logDecisions":true,`, 1)
+			on = strings.Replace(on, ",}", "}", 1)
+			_, logs := evaluateReq(t, req, on)
+			if !strings.Contains(logs, `"level":"debug","message":`+strconv.Quote(tc.message)) {
+				t.Fatalf("with logDecisions: want a debug line %q, got %s", tc.message, logs)
+			}
+		})
+	}
 }

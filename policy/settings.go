@@ -35,6 +35,7 @@ var settingsTable = [...]settingRow{
 	{key: "legacyUserLabel", field: func(d *settingsDraft) any { return &d.LegacyUserLabel }, check: legacyLabelProblem},
 	{key: "customWorkloads", field: func(d *settingsDraft) any { return &d.customWorkloads }},
 	{key: "honorLegacyUserLabel", field: func(d *settingsDraft) any { return &d.honorLegacyUserLabel }},
+	{key: "logDecisions", field: func(d *settingsDraft) any { return &d.LogDecisions }},
 }
 
 // settingRow is one setting: its key, the field its value is stored in, and its check ("" when fine).
@@ -116,6 +117,8 @@ type Settings struct {
 	LegacyUserLabel string
 	// customWorkloads is the setting's JSON text, parsed by CustomWorkloads, or for one kind by customKind.
 	customWorkloads jsonText
+	// LogDecisions: every decision logs a line, not only those that warn (docs/runtime.md "Logs").
+	LogDecisions bool
 }
 
 // Patterns is a list of Go RE2 regexes matched unanchored, like upstream YuniKorn (MatchString).

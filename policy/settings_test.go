@@ -12,13 +12,13 @@ import (
 
 func TestSettings_DefaultsWhenEmpty(t *testing.T) {
 	for _, in := range []string{``, `{}`, ` { } `, `{"bypassAuth":null,"bypassControllers":null,"systemUsers":null,` +
-		`"externalUsers":null,"externalGroups":null,"onUntrustedAnnotation":null,"legacyUserLabel":null,"honorLegacyUserLabel":null}`} {
+		`"externalUsers":null,"externalGroups":null,"onUntrustedAnnotation":null,"legacyUserLabel":null,"honorLegacyUserLabel":null,"logDecisions":null}`} {
 		s, problem := CheckSettings([]byte(in))
 		if problem != "" {
 			t.Fatalf("%q: unexpected problem %q", in, problem)
 		}
 		if s.BypassAuth || !s.BypassControllers || s.OnUntrustedAnnotation != ModeReplace ||
-			s.LegacyUserLabel != "yunikorn.apache.org/username" || s.ExternalUsers.Len() != 0 || s.ExternalGroups.Len() != 0 {
+			s.LegacyUserLabel != "yunikorn.apache.org/username" || s.ExternalUsers.Len() != 0 || s.ExternalGroups.Len() != 0 || s.LogDecisions {
 			t.Fatalf("%q: not the defaults: %+v", in, s)
 		}
 		if diff := cmp.Diff(defaultSystemUsers, s.SystemUsers.sources); diff != "" {
@@ -109,9 +109,10 @@ func TestSettings_InvalidAreRejectedNamingKeyAndIndex(t *testing.T) {
 		{"legacy label, trailing dash", `{"legacyUserLabel":"username-"}`, `legacyUserLabel: "username-" is not a valid label key`},
 		{"legacy label invalid even when not honoured", `{"honorLegacyUserLabel":false,"legacyUserLabel":"a b"}`, `legacyUserLabel: "a b" is not a valid label key`},
 		{"honorLegacyUserLabel of wrong type", `{"honorLegacyUserLabel":"false"}`, "honorLegacyUserLabel: must be true or false, not a string"},
+		{"logDecisions of wrong type", `{"logDecisions":1}`, "logDecisions: must be true or false, not a number"},
 		{"a key twice", `{"onUntrustedAnnotation":"reject","onUntrustedAnnotation":"replace"}`, `the key "onUntrustedAnnotation" occurs more than once`},
 		{"a key twice, once escaped", `{"bypassControllers":false,"bypassC\u006fntrollers":true}`, `the key "bypassControllers" occurs more than once`},
-		{"unknown key", `{"bypassauth":true}`, `unknown key "bypassauth": valid keys are bypassAuth, bypassControllers, systemUsers, externalUsers, externalGroups, onUntrustedAnnotation, legacyUserLabel, customWorkloads, honorLegacyUserLabel`},
+		{"unknown key", `{"bypassauth":true}`, `unknown key "bypassauth": valid keys are bypassAuth, bypassControllers, systemUsers, externalUsers, externalGroups, onUntrustedAnnotation, legacyUserLabel, customWorkloads, honorLegacyUserLabel, logDecisions`},
 		{"unknown key set to null", `{"bypassauth":null}`, `unknown key "bypassauth"`},
 		{"unknown mode", `{"onUntrustedAnnotation":"ignore"}`, `onUntrustedAnnotation: "ignore" is not a valid mode: use "replace"`},
 		{"mode case matters", `{"onUntrustedAnnotation":"Reject"}`, `onUntrustedAnnotation: "Reject" is not a valid mode`},
@@ -121,7 +122,7 @@ func TestSettings_InvalidAreRejectedNamingKeyAndIndex(t *testing.T) {
 		{"bypassAuth with empty lists", `{"bypassAuth":true,"externalUsers":[],"externalGroups":[]}`, "bypassAuth: is true but externalUsers and externalGroups are both empty"},
 		{"not an object", `["bypassAuth"]`, "settings must be a JSON object with the keys bypassAuth, " +
 			"bypassControllers, systemUsers, externalUsers, externalGroups, onUntrustedAnnotation, legacyUserLabel, " +
-			"customWorkloads, honorLegacyUserLabel: it is a list"},
+			"customWorkloads, honorLegacyUserLabel, logDecisions: it is a list"},
 		{"a string", `"bypassAuth"`, "settings must be a JSON object with the keys bypassAuth, "},
 		{"malformed", `{"bypassAuth":`, ": it is not valid JSON"},
 		{"two values", `{} {}`, ": it is not valid JSON"},

@@ -222,8 +222,11 @@ func (e *evaluation) describeRequester() string {
 	return "user " + e.who.username + " with groups [" + e.who.joinGroups() + "]"
 }
 
+// debug logs a decision that needs no warning, when the settings ask for such lines.
 func (e *evaluation) debug(msg string) {
-	e.log.Debug(msg, e.fields)
+	if e.settings.LogDecisions {
+		e.log.Debug(msg, e.fields)
+	}
 }
 
 func (e *evaluation) warn(msg string) {

@@ -26,7 +26,7 @@ const pageSize = 4096
 // before the pre-initialiser gave the stack back empty and start-up ended with the heap's free space on a
 // page of its own). The floor module writes 4 for a small request (its stack, its globals and heap with
 // the request, the heap's block states). A page counts when its bytes differ after the call or when the
-// evaluation logs its line; pages only read are not counted, though each read fault maps up to 16 of the
+// evaluation logs its line (logDecisions asks for one); pages only read are not counted, though each read fault maps up to 16 of the
 // module's data pages on wasmtime (`perf stat -e minor-faults` counts both).
 func TestFootprint_SmallRequestsWriteFewPages(t *testing.T) {
 	path := os.Getenv("POLICY")
@@ -54,7 +54,7 @@ func TestFootprint_SmallRequestsWriteFewPages(t *testing.T) {
 	for _, c := range []struct {
 		fixture string
 		pages   int
-		logs    bool // the evaluation logs a line: its memory mid-way is seen too
+		logs    bool // evaluated with logDecisions, so that it logs a line: its memory mid-way is seen too
 	}{
 		// Measured, plus one page of headroom (docs/runtime.md "Pages"): 8, 8 and 9 pages on 2026-11-27,
 		// with the rule files' functions no longer kept out of line ("Functions kept out of line").
@@ -70,7 +70,11 @@ func TestFootprint_SmallRequestsWriteFewPages(t *testing.T) {
 		if err := json.Compact(&compact, req); err != nil {
 			t.Fatal(err)
 		}
-		payload := []byte(`{"request":` + compact.String() + `,"settings":{}}`)
+		settings := `{}`
+		if c.logs { // the line's own buffer counts too: at most what the default settings write
+			settings = `{"logDecisions":true}`
+		}
+		payload := []byte(`{"request":` + compact.String() + `,"settings":` + settings + `}`)
 		if inst, err = host.NewInstance(ctx); err != nil {
 			t.Fatal(err)
 		}

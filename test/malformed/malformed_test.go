@@ -685,6 +685,7 @@ func wrongTypes(t *testing.T, fx map[string][]byte) []testCase {
 		{fixture: pod, path: at(settings, "onUntrustedAnnotation"), right: "string", wrong: rejectedWith("onUntrustedAnnotation: must be a string"),
 			overrides: map[string]outcome{"null": acceptance, "string": rejectedWith(`onUntrustedAnnotation: "x" is not a valid mode`), "empty string": rejectedWith(`onUntrustedAnnotation: "" is not a valid mode`)}},
 		{fixture: pod, path: at(settings, "legacyUserLabel"), right: "string", wrong: rejectedWith("legacyUserLabel: must be a string"), overrides: nullAccepted},
+		{fixture: pod, path: at(settings, "logDecisions"), right: "bool", wrong: rejectedWith("the policy settings are not valid: logDecisions: must be true or false"), overrides: nullAccepted},
 		{fixture: pod, path: at(settings, "bypassauth"), right: "none", wrong: rejectedWith(`unknown key "bypassauth"`)},
 	}
 	var cases []testCase

@@ -58,6 +58,7 @@ func wantQuestions(t *testing.T) []settingQuestion {
 		{"legacyUserLabel", "string", defaults.LegacyUserLabel},
 		{"customWorkloads", "sequence[", []string{}},
 		{"honorLegacyUserLabel", "boolean", defaults.LegacyUserLabel != ""},
+		{"logDecisions", "boolean", defaults.LogDecisions},
 	}
 }
 
