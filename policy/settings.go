@@ -117,7 +117,7 @@ type Settings struct {
 	LegacyUserLabel string
 	// customWorkloads is the setting's JSON text, parsed by CustomWorkloads, or for one kind by customKind.
 	customWorkloads jsonText
-	// LogDecisions: every decision logs a line, not only those that warn (docs/runtime.md "Logs").
+	// LogDecisions: decisions that need no warning log a debug line too (docs/runtime.md "Logs").
 	LogDecisions bool
 }
 
