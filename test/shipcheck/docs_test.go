@@ -2,6 +2,7 @@ package shipcheck
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -76,6 +77,17 @@ func TestReadme_DocumentsEverySetting(t *testing.T) {
 		if !regexp.MustCompile(`(?m)^  ` + key + `:`).MatchString(readme) {
 			t.Errorf("README.md has no YAML example setting %s", key)
 		}
+	}
+}
+
+// docs/rules.md "Settings" lists every key once, in the order the policy names them in its messages.
+func TestRules_SettingsTableListsTheKeysInOrder(t *testing.T) {
+	var keys []string
+	for _, m := range regexp.MustCompile("(?m)^\\| `([A-Za-z]+)` \\|").FindAllStringSubmatch(section(t, "docs/rules.md", "Settings"), -1) {
+		keys = append(keys, m[1])
+	}
+	if want := settingsKeys(t); !slices.Equal(keys, want) {
+		t.Errorf("docs/rules.md \"Settings\" table lists %v, want %v", keys, want)
 	}
 }
 
