@@ -52,7 +52,7 @@ func main() {
 	flag.StringVar(&o.flags, "flags", "", "more policy-server flags (--sigstore-trust-config FILE to start offline)")
 	flag.StringVar(&o.only, "only", "", "run only the requests whose name contains this")
 	flag.StringVar(&o.other, "other", "", "another build of the policy, measured in the same rounds (a change for speed against main)")
-	flag.IntVar(&o.n, "n", 100, "requests per scenario, module and round")
+	flag.IntVar(&o.n, "n", 100, "requests per scenario, module and run (more for small requests: see requestsFor)")
 	flag.IntVar(&o.runs, "runs", 3, "runs; each figure is their median")
 	flag.IntVar(&o.port, "port", 23000, "first loopback port (each server takes two)")
 	clientCounts := flag.String("clients", "1,8", "the numbers of clients sending at once, each measured in turn")
@@ -238,7 +238,7 @@ func measureRun(o options, dir string, r int, modules []module, scenarios []scen
 			lat := map[string][]time.Duration{}
 			for range 5 {
 				for i, s := range servers {
-					d, err := s.send(sc, c, max(o.n/5, c))
+					d, err := s.send(sc, c, max(requestsFor(sc, o.n)/5, c))
 					if err != nil {
 						return fmt.Errorf("run %d, %s, %s, c=%d: %w", r+1, modules[i].name, sc.name, c, err)
 					}
@@ -256,6 +256,15 @@ func measureRun(o options, dir string, r int, modules []module, scenarios []scen
 	}
 	return nil
 }
+
+// requestsFor is how many requests a run sends of sc: n, and for a request under 100 KB as many more as
+// send about the bytes of n requests of 100 KB, at most 20n, so that small requests, whose p50 the
+// machine's noise moves most, are measured on more than a few milliseconds.
+func requestsFor(sc scenario, n int) int {
+	return n * min(smallRequestsFactor, max(1, 100<<10/sc.size))
+}
+
+const smallRequestsFactor = 20
 
 // annotate writes each module as kwctl annotate does: the policy with its metadata, the floors with a
 // metadata of their own.
@@ -441,7 +450,7 @@ func median[T int | time.Duration](v []T) T {
 
 func report(w io.Writer, o options, modules []module, scenarios []scenario, m *measures) {
 	figures, startup, rss := m.figures, m.startup, m.rss
-	fmt.Fprintf(w, "policy-server over HTTP on loopback, p50 per request, median of %d runs (%d requests per scenario, module and run, in alternating rounds)\n\n", o.runs, max(o.n/5, 1)*5)
+	fmt.Fprintf(w, "policy-server over HTTP on loopback, p50 per request, median of %d runs (%d requests per scenario, module and run, up to %d times as many for requests under 100 KB, in alternating rounds)\n\n", o.runs, max(o.n/5, 1)*5, smallRequestsFactor)
 	fmt.Fprintln(w, "| request | bytes | clients | policy | do-nothing | mutating floor | x do-nothing | x floor |")
 	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	for _, sc := range scenarios {
