@@ -18,16 +18,10 @@ import (
 const pageSize = 4096
 
 // TestFootprint_SmallRequestsWriteFewPages: the module as shipped ($POLICY: make check sets it to
-// policy.wasm) writes at most the pages below for each small request, counting the request the host
-// writes into the guest: a ratchet at what it writes today (2026-11-27: 5 for a Pod stamp, 6 for a
-// Deployment's, 7 for the status update; 6 and 7 for the first two until the request and the evaluation
-// moved into the storage and the rules' frames left the walk's way, then 8, 8 and 9 once they were folded back; 10 and 10 on 2026-11-26
-// before the policy wrote its own log entries and sized the index's records for small documents, 7 and 9
-// before the pre-initialiser gave the stack back empty and start-up ended with the heap's free space on a
-// page of its own). The floor module writes 4 for a small request (its stack, its globals and heap with
-// the request, the heap's block states). A page counts when its bytes differ after the call or when the
-// evaluation logs its line (logDecisions asks for one); pages only read are not counted, though each read fault maps up to 16 of the
-// module's data pages on wasmtime (`perf stat -e minor-faults` counts both).
+// policy.wasm) writes at most the pages below for each small request, the request the host writes into
+// it included: a ratchet at today's count plus one page (docs/runtime.md "Pages" has the counts and their
+// history). A page counts when its bytes differ after the call or when the evaluation logs its line
+// (logDecisions asks for one); pages only read are not counted.
 func TestFootprint_SmallRequestsWriteFewPages(t *testing.T) {
 	path := os.Getenv("POLICY")
 	if path == "" {
@@ -56,8 +50,7 @@ func TestFootprint_SmallRequestsWriteFewPages(t *testing.T) {
 		pages   int
 		logs    bool // evaluated with logDecisions, so that it logs a line: its memory mid-way is seen too
 	}{
-		// Measured, plus one page of headroom (docs/runtime.md "Pages"): 8, 8 and 9 pages on 2026-11-27,
-		// with the rule files' functions no longer kept out of line ("Functions kept out of line").
+		// Today's count plus one page (docs/runtime.md "Pages").
 		{"pod-create-alice", 9, true},        // a stamp
 		{"deployment-create-alice", 9, true}, // a template stamped
 		{"pod-update-status", 10, false},     // the most frequent request once pods/status is registered
