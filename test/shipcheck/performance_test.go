@@ -3,6 +3,7 @@ package shipcheck
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -51,5 +52,19 @@ func TestDocs_PolicyServerTableIsTheSavedRun(t *testing.T) {
 	}
 	if want := 2 * len(saved.Scenarios); rows != want {
 		t.Errorf("docs/performance.md \"Through policy-server\" has %d rows of the saved run's sizes, want %d (one per request and client count)", rows, want)
+	}
+}
+
+// docs/runtime.md "Pages" gives test/footprint's limits as the test sets them.
+func TestDocs_PagesGivesTheFootprintLimits(t *testing.T) {
+	var limits []string
+	for _, m := range regexp.MustCompile(`\{"[a-z-]+", (\d+), (?:true|false)\}`).FindAllStringSubmatch(string(readRepoFile(t, "test/footprint/footprint_test.go")), -1) {
+		limits = append(limits, m[1])
+	}
+	if len(limits) != 3 {
+		t.Fatalf("test/footprint/footprint_test.go: found the limits %v, want three (a Pod stamp, a Deployment stamp, a status update)", limits)
+	}
+	if want := "the limits are " + limits[0] + ", " + limits[1] + " and " + limits[2]; !strings.Contains(strings.Join(strings.Fields(section(t, "docs/runtime.md", "Pages")), " "), want) {
+		t.Errorf("docs/runtime.md \"Pages\" does not say %q, as test/footprint sets them", want)
 	}
 }
