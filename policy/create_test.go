@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
@@ -390,9 +391,12 @@ func TestLogDecisions_NamesTheRuleOfARoutineDecisionOnlyWhenAsked(t *testing.T) 
 			if _, logs := evaluateReq(t, req, tc.settings); logs != "" {
 				t.Fatalf("logged without logDecisions: %s", logs)
 			}
-			on := strings.Replace(tc.settings, "{", `{"logDecisions":true,`, 1)
-			on = strings.Replace(on, ",}", "}", 1)
-			_, logs := evaluateReq(t, req, on)
+			var on map[string]any
+			if err := json.Unmarshal([]byte(tc.settings), &on); err != nil {
+				t.Fatal(err)
+			}
+			on["logDecisions"] = true
+			_, logs := evaluateReq(t, req, mustJSON(t, on))
 			if !strings.Contains(logs, `"level":"debug","message":`+strconv.Quote(tc.message)) {
 				t.Fatalf("with logDecisions: want a debug line %q, got %s", tc.message, logs)
 			}
