@@ -99,7 +99,7 @@ func TestDocs_VerificationConfigPinsTheReleaseWorkflowOnATag(t *testing.T) {
 		}
 		body = append(body, line)
 	}
-	block := "```yaml\n# verification-config.yml\n" + strings.Join(body, "\n") + "\n```"
+	block := "```yaml\n# docs/verification-config.yml\n" + strings.Join(body, "\n") + "\n```"
 	if !strings.Contains(string(readRepoFile(t, "docs/operations.md")), block) {
 		t.Errorf("docs/operations.md does not show docs/verification-config.yml as a yaml block:\n%s", block)
 	}
