@@ -194,7 +194,7 @@ annotated-policy.wasm: policy.wasm ## annotate policy.wasm with metadata.yml for
 	@case "$(KWCTL)" in *kwhost) echo "kwctl is not installed: get it from https://github.com/kubewarden/adm-controller/releases (or build it: hack/build-kubewarden.sh), put it on PATH or pass KWCTL=, then run: kwctl annotate -m metadata.yml -u README.md -o annotated-policy.wasm policy.wasm" >&2; exit 1;; esac
 	$(KWCTL) annotate -m metadata.yml -u README.md -o $@ policy.wasm
 
-FUZZ_TARGETS := FuzzValidate FuzzSettings FuzzCheckSuppliedValue FuzzStamp FuzzEditWriteOver FuzzValidJSON FuzzJSONIndex FuzzPath FuzzCustomKind FuzzCustomKindUpdate FuzzLeaves FuzzTaskGroups FuzzRule14b
+FUZZ_TARGETS := FuzzValidate FuzzFixedPoint FuzzSettings FuzzCheckSuppliedValue FuzzStamp FuzzEditWriteOver FuzzValidJSON FuzzJSONIndex FuzzPath FuzzCustomKind FuzzCustomKindUpdate FuzzLeaves FuzzTaskGroups FuzzRule14b
 FUZZTIME ?= 60s
 
 .PHONY: fuzz

@@ -280,3 +280,47 @@ func validateWith(payload []byte, logger *Logger, ev *Evaluator) []byte {
 	ev.log = logger
 	return ev.Validate(payload)
 }
+
+// checkFixedPoint: when out (the answer to payload) carries a mutation, the same request with that
+// mutated_object as its object is accepted with no mutation and no warning (SPEC "The answer is a fixed
+// point"), which is what lets the module, deployed again without mutations, guard the stored object.
+func checkFixedPoint(t *testing.T, payload, out []byte) {
+	t.Helper()
+	var resp response
+	if err := json.Unmarshal(out, &resp); err != nil || len(resp.MutatedObject) == 0 {
+		return
+	}
+	again := withObject(t, payload, resp.MutatedObject)
+	var second response
+	if err := json.Unmarshal(Validate(again, NewLogger(io.Discard)), &second); err != nil {
+		t.Fatal(err)
+	}
+	if !second.Accepted || len(second.MutatedObject) > 0 || len(second.Warnings) > 0 {
+		t.Fatalf("the answer is not a fixed point: evaluated again with its mutated_object, accepted %v, message %q, "+
+			"warnings %q, mutated_object %s\nfirst answer: %s\npayload: %s", second.Accepted, second.Message,
+			second.Warnings, second.MutatedObject, out, payload)
+	}
+}
+
+// withObject is payload with request.object replaced by object (the payload's other members as they were).
+func withObject(t *testing.T, payload []byte, object json.RawMessage) []byte {
+	t.Helper()
+	var p map[string]json.RawMessage
+	var req map[string]json.RawMessage
+	if err := json.Unmarshal(payload, &p); err != nil {
+		t.Fatalf("a mutation of a payload that is no JSON object: %v", err)
+	}
+	if err := json.Unmarshal(p["request"], &req); err != nil {
+		t.Fatalf("a mutation of a request that is no JSON object: %v", err)
+	}
+	req["object"] = object
+	var err error
+	if p["request"], err = json.Marshal(req); err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
