@@ -34,9 +34,15 @@ func loadQuestions(t *testing.T) []question {
 	return file.Questions
 }
 
-// The list defaults are those of docs/rules.md "Settings"; Settings keeps its patterns unexported, so
-// TestQuestionsUI_DefaultsBehaveLikeNoSettings checks these against the policy's behaviour.
-var specSystemUsers = []string{"^system:serviceaccount:kube-system:", "^system:kube-controller-manager$"}
+// exampleSystemUsers is the systemUsers list of examples/default.yaml: the policy's defaults and YuniKorn's
+// scheduler, which every example trusts (rule 16). The form offers it rather than the policy's default, which
+// leaves the scheduler out; TestQuestionsUI_DefaultsBehaveLikeTheDefaultExample checks the behaviour.
+func exampleSystemUsers(t *testing.T) []string {
+	t.Helper()
+	var p clusterAdmissionPolicy
+	decodeStrict(t, "examples/default.yaml", readRepoFile(t, "examples/default.yaml"), &p)
+	return normalizeDefault(p.Spec.Settings["systemUsers"]).([]string)
+}
 
 // settingQuestion is what the form must offer for one settings key.
 type settingQuestion struct {
@@ -51,7 +57,7 @@ func wantQuestions(t *testing.T) []settingQuestion {
 	return []settingQuestion{
 		{"bypassAuth", "boolean", defaults.BypassAuth},
 		{"bypassControllers", "boolean", defaults.BypassControllers},
-		{"systemUsers", "array[", specSystemUsers},
+		{"systemUsers", "array[", exampleSystemUsers(t)},
 		{"externalUsers", "array[", []string{}},
 		{"externalGroups", "array[", []string{}},
 		{"onUntrustedAnnotation", "enum", defaults.OnUntrustedAnnotation},
@@ -163,26 +169,31 @@ func TestQuestionsUI_EnumOffersExactlyTheModes(t *testing.T) {
 	}
 }
 
-// The form's defaults, submitted unchanged, must be valid settings that behave like no settings at all.
-func TestQuestionsUI_DefaultsBehaveLikeNoSettings(t *testing.T) {
+// The form's defaults, submitted unchanged, must be valid settings that behave like examples/default.yaml's:
+// the policy's defaults with YuniKorn's scheduler trusted.
+func TestQuestionsUI_DefaultsBehaveLikeTheDefaultExample(t *testing.T) {
 	formDefaults := map[string]any{}
 	for _, q := range loadQuestions(t) {
 		formDefaults[q.Variable] = q.Default
 	}
 	fromForm := validSettings(t, "the form's defaults", formDefaults)
-	defaults := defaultSettings(t)
-	if got, want := fromForm.SystemUsers.Len(), defaults.SystemUsers.Len(); got != want {
-		t.Errorf("systemUsers default has %d patterns, the policy's has %d", got, want)
+	var p clusterAdmissionPolicy
+	decodeStrict(t, "examples/default.yaml", readRepoFile(t, "examples/default.yaml"), &p)
+	example := validSettings(t, "examples/default.yaml's settings", p.Spec.Settings)
+	if diff := cmp.Diff(summarize(example), summarize(fromForm)); diff != "" {
+		t.Errorf("the form's defaults differ from examples/default.yaml's settings (-example +form):\n%s", diff)
 	}
 	for _, user := range []string{
 		"system:serviceaccount:kube-system:replicaset-controller",
 		"system:kube-controller-manager",
 		"system:kube-controller-manager-evil",
 		"system:serviceaccount:kube-system-evil:sa",
+		schedulerUser(t),
+		"system:serviceaccount:yunikorn:yunikorn-admin-evil",
 		"alice",
 	} {
-		if got, want := fromForm.SystemUsers.MatchString(user), defaults.SystemUsers.MatchString(user); got != want {
-			t.Errorf("systemUsers default matches %q: %v, the policy's default: %v", user, got, want)
+		if got, want := fromForm.SystemUsers.MatchString(user), example.SystemUsers.MatchString(user); got != want {
+			t.Errorf("systemUsers default matches %q: %v, examples/default.yaml's: %v", user, got, want)
 		}
 	}
 	if fromForm.ExternalUsers.Len() != 0 || fromForm.ExternalGroups.Len() != 0 {
