@@ -44,7 +44,7 @@ const usage = `usage:
   kwhost serve --policy annotated-policy.wasm [--settings-json JSON | --settings-path|-s FILE]
                --cert-file F --key-file F [--listen 127.0.0.1:9443] [--record FILE]
                [--policy-timeout 2s] [--payload policy-server|raw] [--log-level info]
-               [--allow-unannotated]
+               [--allow-unannotated] [--allowed-to-mutate=false] [--policy-id NAME]
   kwhost front --upstream http://127.0.0.1:PORT [--ready URL] --cert-file F --key-file F
                [--listen 127.0.0.1:9443] [--record FILE]
 
@@ -59,7 +59,9 @@ serve answers admission.k8s.io/v1 AdmissionReviews over HTTPS as a mutating webh
       policy's logs at --log-level and above), and with --record one JSON line per request
       (userInfo as sent) in FILE. Like policy-server, it answers a review its typed AdmissionReview
       refuses with HTTP 400 or 422 before the policy runs, and refuses a module without the metadata
-      ` + "`kwctl annotate`" + ` writes (exit 3) unless --allow-unannotated.
+      ` + "`kwctl annotate`" + ` writes (exit 3) unless --allow-unannotated. With
+      --allowed-to-mutate=false it serves the policy as policy-server serves one deployed with
+      mutating: false: an answer with a patch becomes a rejection naming --policy-id.
 front passes each review over HTTPS, byte for byte, to a policy server on loopback (the real
       policy-server, over plain HTTP) and its answer back, with serve's log line and --record: the
       cluster suites' hook for the real policy-server (POLICY_SERVER).

@@ -31,6 +31,8 @@ type serveConfig struct {
 	evalTimeout                                             time.Duration
 	payload                                                 kwctl.Payload
 	allowUnannotated                                        bool
+	allowedToMutate                                         bool
+	policyID                                                string
 }
 
 func parseServeFlags(args []string) (*serveConfig, error) {
@@ -47,6 +49,8 @@ func parseServeFlags(args []string) (*serveConfig, error) {
 	fs.DurationVar(&c.evalTimeout, "eval-timeout", webhook.DefaultEvalTimeout, "") // the older name
 	fs.StringVar(&c.logLevel, "log-level", "info", "")
 	fs.BoolVar(&c.allowUnannotated, "allow-unannotated", false, "")
+	fs.BoolVar(&c.allowedToMutate, "allowed-to-mutate", true, "")
+	fs.StringVar(&c.policyID, "policy-id", "yunikorn-user-info", "")
 	payload := fs.String("payload", string(kwctl.PayloadPolicyServer), "")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -120,7 +124,8 @@ func serve(ctx context.Context, c *serveConfig, stderr io.Writer, ready func(add
 		return kwctl.ExitStart
 	}
 
-	opts := webhook.Options{Settings: settings, Log: stderr, EvalTimeout: c.evalTimeout, Payload: c.payload}
+	opts := webhook.Options{Settings: settings, Log: stderr, EvalTimeout: c.evalTimeout, Payload: c.payload,
+		NoMutations: !c.allowedToMutate, PolicyID: c.policyID}
 	record, closeRecord, err := openRecord(c.recordPath)
 	if err != nil {
 		return fail(err)
@@ -137,8 +142,12 @@ func serve(ctx context.Context, c *serveConfig, stderr io.Writer, ready func(add
 		return fail(err)
 	}
 	err = serveTLS(ctx, handler, c.certFile, c.keyFile, c.listen, func(addr string) {
-		fmt.Fprintf(stderr, "kwhost serve: %s on https://%s (a test host, not a production server), settings %s\n",
-			c.policy, addr, settings)
+		mode := ""
+		if !c.allowedToMutate {
+			mode = ", not allowed to mutate (a validating webhook)"
+		}
+		fmt.Fprintf(stderr, "kwhost serve: %s on https://%s (a test host, not a production server), settings %s%s\n",
+			c.policy, addr, settings, mode)
 		if ready != nil {
 			ready(addr)
 		}

@@ -90,3 +90,17 @@ func marshal(v any) ([]byte, error) {
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
+
+// RefuseMutation is policy-server's answer when a policy deployed without mutations (a ClusterAdmissionPolicy
+// with `mutating: false`, `allowedToMutate` unset in policies.yml) answers with a patch: the request is rejected
+// with policy-server's words and no code, the patch dropped and the rest of the answer (warnings) kept. An answer
+// without a patch is returned as it is.
+func RefuseMutation(r *Response, policyID string) *Response {
+	if r.Patch == nil {
+		return r
+	}
+	msg := "Request rejected by policy " + policyID + ". The policy attempted to mutate the request, but it is currently configured to not allow mutations."
+	refused := *r
+	refused.Allowed, refused.Patch, refused.PatchType, refused.Status = false, nil, "", &Status{Message: &msg}
+	return &refused
+}

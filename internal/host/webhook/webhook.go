@@ -47,6 +47,11 @@ type Options struct {
 	MaxInFlight int
 	// Payload is the form the policy receives the request in (default kwctl.PayloadPolicyServer).
 	Payload kwctl.Payload
+	// NoMutations serves the policy as policy-server serves one not allowed to mutate (`mutating: false`):
+	// an answer with a patch becomes a rejection naming PolicyID (kwctl.RefuseMutation).
+	NoMutations bool
+	// PolicyID is the policy's name in policy-server's messages (default "yunikorn-user-info").
+	PolicyID string
 }
 
 // Handler answers AdmissionReviews with the policy's decision. It is safe for concurrent use.
@@ -78,6 +83,9 @@ func New(ctx context.Context, ev kwctl.Evaluator, opts Options) (*Handler, error
 	}
 	if opts.Payload == "" {
 		opts.Payload = kwctl.PayloadPolicyServer
+	}
+	if opts.PolicyID == "" {
+		opts.PolicyID = "yunikorn-user-info"
 	}
 	settings, err := kwctl.SettingsFor(opts.Settings, opts.Payload)
 	if err != nil {
@@ -205,6 +213,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// webhook's failurePolicy decides.
 		fail(http.StatusInternalServerError, "the policy could not be started: %v", err)
 		return
+	}
+	if h.opts.NoMutations {
+		resp = kwctl.RefuseMutation(resp, h.opts.PolicyID)
 	}
 
 	out := make([]byte, 0, 256+len(resp.Patch)*2)

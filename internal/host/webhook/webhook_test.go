@@ -152,6 +152,48 @@ func TestServe_MutationIsAJSONPatchWithTheRequestsUID(t *testing.T) {
 	}
 }
 
+// Served as policy-server serves a policy with mutating: false, a stamp is a rejection in policy-server's
+// words (no code, no patch, the warnings kept), and an answer without a patch passes as it is.
+func TestServe_NoMutationsTurnsAPatchIntoARejection(t *testing.T) {
+	host := loadHost(t, guesttest.Policy(t))
+	ts := server(t, host, webhook.Options{NoMutations: true, PolicyID: "clusterwide-guard"})
+	_, body := post(t, ts, review(t, podBobForged))
+	a, r := decode(t, body)
+	want := "Request rejected by policy clusterwide-guard. The policy attempted to mutate the request, but it is currently configured to not allow mutations."
+	if r.Allowed || r.Patch != nil || r.PatchType != "" || r.Status == nil || r.Status.Message == nil || *r.Status.Message != want || r.Status.Code != nil {
+		t.Fatalf("want a rejection with policy-server's message, no code and no patch, got %s", a.Response)
+	}
+	if len(r.Warnings) == 0 {
+		t.Errorf("the policy's warning was dropped: %s", a.Response)
+	}
+	// The request as stored after the policy stamped it: nothing to mutate, accepted.
+	var req map[string]any
+	if err := json.Unmarshal(review(t, podAlice), &req); err != nil {
+		t.Fatal(err)
+	}
+	_, stamped := post(t, server(t, host, webhook.Options{}), review(t, podAlice))
+	_, first := decode(t, stamped)
+	ops, err := first.PatchOps()
+	if err != nil || len(ops) != 1 {
+		t.Fatalf("alice's pod: want one patch operation, got %v (%v)", ops, err)
+	}
+	object := req["request"].(map[string]any)["object"].(map[string]any)
+	metadata := object["metadata"].(map[string]any)
+	var value map[string]string
+	if err := json.Unmarshal(ops[0].Value, &value); err != nil {
+		t.Fatalf("patch value %s: %v", ops[0].Value, err)
+	}
+	metadata["annotations"] = value
+	stored, err := json.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body = post(t, ts, stored)
+	if a, r := decode(t, body); !r.Allowed || r.Patch != nil || r.Status != nil {
+		t.Errorf("alice's stamped pod: want accepted as it is, got %s", a.Response)
+	}
+}
+
 func TestServe_RejectionCarriesTheStatus(t *testing.T) {
 	host := loadHost(t, guesttest.Policy(t))
 	settings := `{"onUntrustedAnnotation":"reject"}`
