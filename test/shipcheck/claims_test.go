@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"gopkg.in/yaml.v3"
 
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/preflight"
@@ -367,5 +368,84 @@ func TestDocs_CommandsUseFilesAndVariablesTheyHave(t *testing.T) {
 	}
 	if blocks < 10 {
 		t.Errorf("%d sh blocks: the test reads the wrong files", blocks)
+	}
+}
+
+// The pre-flight command is written once, in the README's "Pre-flight check", where
+// TestReadme_PreflightCommandPrintsTheExample runs it; other pages link there instead of restating it.
+func TestDocs_PreflightCommandIsWrittenOnce(t *testing.T) {
+	invocation := regexp.MustCompile(`(?m)^\s*(?:\S*/)?yunikorn-user-info-preflight\s+--`)
+	for _, name := range docFiles(t) {
+		for _, b := range docBlocks(name, string(readRepoFile(t, name))) {
+			if b.lang == "sh" && invocation.MatchString(b.text) && name != "README.md" {
+				t.Errorf("%s:%d runs yunikorn-user-info-preflight: link to the README's \"Pre-flight check\" instead, "+
+					"whose command a test runs", b.file, b.line)
+			}
+		}
+	}
+}
+
+// The default column of the settings tables (README "Settings", docs/rules.md "Settings"), read as YAML and
+// handed to the policy together, gives what no settings give.
+func TestDocs_SettingsTablesGiveThePolicysDefaults(t *testing.T) {
+	defaults := defaultSettings(t)
+	for _, table := range []struct{ file, heading string }{{"README.md", "Settings"}, {"docs/rules.md", "Settings"}} {
+		var header []string
+		stated := map[string]any{}
+		for _, line := range strings.Split(section(t, table.file, table.heading), "\n") {
+			if !strings.HasPrefix(line, "| ") || strings.HasPrefix(line, "| ---") {
+				continue
+			}
+			cells := strings.Split(strings.Trim(line, "|"), " | ")
+			for i := range cells {
+				cells[i] = strings.TrimSpace(cells[i])
+			}
+			if header == nil {
+				header = cells
+				continue
+			}
+			col := slices.Index(header, "default")
+			if col < 0 || col >= len(cells) {
+				t.Fatalf("%s %q: no default column in %q", table.file, table.heading, header)
+			}
+			var v any
+			if err := yaml.Unmarshal([]byte(strings.Trim(cells[col], "`")), &v); err != nil {
+				t.Errorf("%s %q, %s: the default %s is not YAML: %v", table.file, table.heading, cells[0], cells[col], err)
+				continue
+			}
+			stated[strings.Trim(cells[0], "`")] = v
+		}
+		if len(stated) != len(settingsKeys(t)) {
+			t.Errorf("%s %q gives defaults for %d keys, the policy has %d", table.file, table.heading, len(stated), len(settingsKeys(t)))
+		}
+		got := validSettings(t, table.file+"'s defaults", stated)
+		if diff := cmp.Diff(summarize(defaults), summarize(got)); diff != "" {
+			t.Errorf("%s %q: its defaults differ from the policy's (-policy +table):\n%s", table.file, table.heading, diff)
+		}
+		for _, user := range []string{"system:serviceaccount:kube-system:job-controller", "system:kube-controller-manager", schedulerUser(t), "alice"} {
+			if got.SystemUsers.MatchString(user) != defaults.SystemUsers.MatchString(user) {
+				t.Errorf("%s %q: its systemUsers default matches %s: %v, the policy's: %v", table.file, table.heading, user,
+					got.SystemUsers.MatchString(user), defaults.SystemUsers.MatchString(user))
+			}
+		}
+	}
+}
+
+// staleDocStatements are statements of the README and docs/ found wrong once; they must not come back.
+var staleDocStatements = []struct{ text, why string }{
+	{"one patch operation", "rule 16 rewrites a map's task groups beside its user.info: a mutation can change more than one annotation"},
+	{"operation per annotation map", "rule 16 rewrites a map's task groups beside its user.info"},
+	{"Patch operation per map", "rule 16 rewrites a map's task groups beside its user.info"},
+	{"preflight --policy policy.wasm --settings-json '{}'", "the policy's defaults leave YuniKorn's scheduler untrusted: give the pre-flight check the settings the policy will run with"},
+}
+
+func TestDocs_NoStaleStatement(t *testing.T) {
+	for _, name := range docFiles(t) {
+		text := strings.Join(strings.Fields(string(readRepoFile(t, name))), " ") // a statement may span lines
+		for _, s := range staleDocStatements {
+			if strings.Contains(text, s.text) {
+				t.Errorf("%s says %q: %s", name, s.text, s.why)
+			}
+		}
 	}
 }
