@@ -374,7 +374,7 @@ func TestDocs_CommandsUseFilesAndVariablesTheyHave(t *testing.T) {
 // The pre-flight command is written once, in the README's "Pre-flight check", where
 // TestReadme_PreflightCommandPrintsTheExample runs it; other pages link there instead of restating it.
 func TestDocs_PreflightCommandIsWrittenOnce(t *testing.T) {
-	invocation := regexp.MustCompile(`(?m)^\s*(?:\S*/)?yunikorn-user-info-preflight\s+--`)
+	invocation := regexp.MustCompile(`(?:^|[\s|;&])(?:[^\s|;&]*/)?yunikorn-user-info-preflight\s+--`)
 	for _, name := range docFiles(t) {
 		for _, b := range docBlocks(name, string(readRepoFile(t, name))) {
 			if b.lang == "sh" && invocation.MatchString(b.text) && name != "README.md" {
