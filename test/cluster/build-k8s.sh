@@ -11,7 +11,7 @@
 # Exit codes: 0 built or cached; 3 the module proxy would not serve what the build needs (the caller
 # skips loudly); anything else is a real failure.
 set -euo pipefail
-KV=${KUBE_VERSION:-1.31.4}
+KV=${KUBE_VERSION:-1.37.2}
 BIN=${1:?usage: build-k8s.sh BIN_DIR}
 WORK=${K8S_BUILD_DIR:-$(dirname "$BIN")/src}
 T0=$(date +%s)

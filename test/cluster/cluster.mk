@@ -2,7 +2,7 @@
 # kube-controller-manager built from the Go module proxy. Included by the main Makefile.
 # See test/cluster/README.md.
 
-KUBE_VERSION  ?= 1.31.4
+KUBE_VERSION  ?= 1.37.2
 # Keyed by version, so that a second run skips the ~8 minute build; `make clean` keeps it.
 KUBE_BIN      ?= $(TOOLS)/k8s/v$(KUBE_VERSION)/bin
 WEBHOOKCONFIG := $(BUILD)/webhookconfig
@@ -15,13 +15,18 @@ CLUSTER_MATCH_CONDITIONS ?= $(CURDIR)/examples/default.yaml
 $(WEBHOOKCONFIG): go.mod go.sum test/cluster/webhookconfig/main.go
 	go build -o $@ ./test/cluster/webhookconfig
 
+# The namespace-annotation copier: a mutating webhook of the suite's own that runs after the policy (guard.bats).
+NSCOPIER := $(BUILD)/nscopier
+$(NSCOPIER): go.mod test/cluster/nscopier/main.go
+	go build -o $@ ./test/cluster/nscopier
+
 .PHONY: kube-binaries
 kube-binaries: ## build kube-apiserver + kube-controller-manager into .tools/k8s (~8 min, once per version)
 	@test/cluster/build-k8s.sh $(KUBE_BIN)
 
 .PHONY: e2e-cluster
-e2e-cluster: policy.wasm $(KWHOST) $(PREFLIGHT) $(WEBHOOKCONFIG) ## the policy against a real API server and controllers (test/cluster)
-	@KUBE_VERSION=$(KUBE_VERSION) KUBE_BIN=$(KUBE_BIN) RUN=$(CLUSTER_RUN) KWHOST=$(KWHOST) PREFLIGHT=$(PREFLIGHT) \
+e2e-cluster: policy.wasm $(KWHOST) $(PREFLIGHT) $(WEBHOOKCONFIG) $(NSCOPIER) ## the policy against a real API server and controllers, and the guard after other mutators (test/cluster)
+	@KUBE_VERSION=$(KUBE_VERSION) KUBE_BIN=$(KUBE_BIN) RUN=$(CLUSTER_RUN) KWHOST=$(KWHOST) PREFLIGHT=$(PREFLIGHT) NSCOPIER=$(NSCOPIER) \
 	  POLICY=$(CURDIR)/policy.wasm WEBHOOKCONFIG=$(WEBHOOKCONFIG) METADATA=$(CLUSTER_METADATA) \
 	  MATCH_CONDITIONS=$(CLUSTER_MATCH_CONDITIONS) \
 	  test/cluster/run.sh

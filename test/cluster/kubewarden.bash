@@ -293,13 +293,8 @@ kw_serve() {
   local id entry
   id=$(jq -r 'keys[0]' <<< "$policies")
   entry=$(jq -c '.[keys[0]]' <<< "$policies")
-  if [ "$(jq -r .allowedToMutate <<< "$entry")" != true ] && [ -z "${POLICY_SERVER:-}" ]; then
-    kw_log "$id: allowedToMutate is not true: policy-server would turn every stamp into a rejection, which the stand-in does not; not ready"
-    echo "$key" > "$KW_PS_DIR/refused"
-    return 1
-  fi
   kw_lo_add "$ip"
-  kw_log "serving $id (module $(jq -r .module <<< "$entry") -> $POLICY; policyMode $(jq -r .policyMode <<< "$entry"); settings $(jq -c '.settings // {}' <<< "$entry")) on $ip:$port"
+  kw_log "serving $id (module $(jq -r .module <<< "$entry") -> $POLICY; policyMode $(jq -r .policyMode <<< "$entry"); allowedToMutate $(jq -r '.allowedToMutate // false' <<< "$entry"); settings $(jq -c '.settings // {}' <<< "$entry")) on $ip:$port"
   mkdir -p "$KW_PS_DIR/new"
   cp "$KW_PS_DIR/tls.crt" "$KW_PS_DIR/tls.key" "$KW_PS_DIR/new/"
   printf '%s\n' "$policies" > "$KW_PS_DIR/new/policies.yml"
@@ -343,7 +338,9 @@ kw_kwhost() {
     kw_log "$id: policy-server did not start: $(grep -E "^Error|is taken|older than" "$RUN/logs/kw-policy-server-ps.log" | tail -n 1); not ready"
     return 1
   fi
+  # allowedToMutate unset is policy-server's "not allowed": a patch becomes a rejection naming the policy
   start kw-policy-server "$KWHOST" serve --allow-unannotated --policy "$POLICY" --settings-json "$settings" \
+    --allowed-to-mutate="$(jq -r '.[keys[0]].allowedToMutate // false' "$dir/policies.yml")" --policy-id "$id" \
     --cert-file "$dir/tls.crt" --key-file "$dir/tls.key" --listen "$listen" --record "$RUN/kw-reviews.jsonl"
   for i in $(seq 1 60); do
     if curl -sf --max-time 2 --cacert "$KW_PKI/ca.crt" --resolve "$KW_PS.$KW_NS.svc:${listen##*:}:${listen%:*}" \
@@ -454,7 +451,7 @@ kw_in_policies() {
 # each step bounded, until the controller put its settings in policies.yml, rolled the policy server out with them
 # (the stand-in serving them, its pod Ready) and marked the policy PolicyActive. Prints how long each took.
 kw_apply() {
-  local json name settings t0=$SECONDS
+  local json name settings kind t0=$SECONDS
   json=$(kw_example_json "$2") || return 1
   name=$(jq -r .metadata.name <<< "$json")
   settings=$(jq -c '.spec.settings // {}' <<< "$json")
@@ -463,7 +460,9 @@ kw_apply() {
   wait_until "${KW_ACTIVE_TIMEOUT:-90}" "the policy server to roll out with $name" kw_rolled_out || return 1
   wait_until 30 "the stand-in to serve $settings" kw_serving "$settings" || return 1
   kc admin wait --for=condition=PolicyActive "clusteradmissionpolicy/$name" --timeout="${KW_ACTIVE_TIMEOUT:-90}s" > /dev/null || return 1
-  wait_until 30 "the MutatingWebhookConfiguration clusterwide-$name" kc admin get mutatingwebhookconfiguration "clusterwide-$name" || return 1
+  kind=mutatingwebhookconfiguration
+  [ "$(jq -r .spec.mutating <<< "$json")" = true ] || kind=validatingwebhookconfiguration # the guard
+  wait_until 30 "the $kind clusterwide-$name" kc admin get "$kind" "clusterwide-$name" || return 1
   echo "$name from $(basename "$2"): in policies.yml, rolled out, PolicyActive and its webhook written in $((SECONDS - t0)) s"
 }
 
@@ -474,5 +473,5 @@ kw_delete() {
   wait_until 60 "clusterwide-$1 to go" kw_no_webhook "$1"
 }
 kw_not_in_policies() { ! kw_policies_yml | jq -e --arg id "clusterwide-$1" '.[$id] != null' > /dev/null; }
-kw_no_webhook() { ! kc admin get mutatingwebhookconfiguration "clusterwide-$1" > /dev/null 2>&1; }
+kw_no_webhook() { ! kc admin get mutatingwebhookconfiguration,validatingwebhookconfiguration "clusterwide-$1" > /dev/null 2>&1; }
 kw_serving() { [ "$(kw_settings_served)" = "$1" ]; }

@@ -72,7 +72,9 @@ webhook_calls() {
 # rules, matchConditions and failurePolicy, its namespaceSelector plus the controller's own exclusion of kubewarden,
 # the policy server's Service, port and path, and the chart's CA
 webhook_matches() {
-  kc admin get mutatingwebhookconfiguration "clusterwide-$1" -o json |
+  local kind=mutatingwebhookconfiguration
+  [ "$(jq -r '.spec.mutating' <<< "$2")" = true ] || kind=validatingwebhookconfiguration # the guard
+  kc admin get "$kind" "clusterwide-$1" -o json |
     jq -e --arg name "$1" --argjson ex "$2" --arg ca "$3" '.webhooks | length == 1 and (.[0] |
       .name == "clusterwide-\($name).kubewarden.admission" and
       [.rules[] | del(.scope)] == $ex.spec.rules and
@@ -129,15 +131,15 @@ webhook_matches() {
       [ "$other" = "$name" ] || kw_delete "$other"
     done
     kw_apply admin "$f"
-    # policies.yml: the module, the mode, the settings, allowed to mutate
+    # policies.yml: the module, the mode, the settings, allowed to mutate as the example says (not the guard)
     kw_policies_yml | jq -e --arg id "clusterwide-$name" --argjson ex "$json" '.[$id] as $p |
-      $p.module == $ex.spec.module and $p.policyMode == ($ex.spec.mode // "protect") and $p.allowedToMutate == true and
+      $p.module == $ex.spec.module and $p.policyMode == ($ex.spec.mode // "protect") and ($p.allowedToMutate == true) == $ex.spec.mutating and
       ($p.settings // {}) == ($ex.spec.settings // {})' > /dev/null
     # the webhook configuration: the example's rules, matchConditions and failurePolicy, its namespaceSelector plus
     # the controller's own exclusion of kubewarden, the policy server's Service and path, the chart's CA
     wait_until 30 "clusterwide-$name to say what examples/$(basename "$f") says" webhook_matches "$name" "$json" "$ca"
-    kc admin get mutatingwebhookconfiguration "clusterwide-$name" -o json | jq -r '.webhooks[0] |
-      "  webhook \(.name): \([.rules[] | .resources[]] | length) resources (\([.rules[] | .apiGroups[] | select(. != "")] | unique | join(", ") | if . == "" then "core" else "core, " + . end)), matchConditions \([.matchConditions[]?.name] | join(", ")), failurePolicy \(.failurePolicy), namespaceSelector \(.namespaceSelector | tojson), \(.clientConfig.service | "\(.name):\(.port)\(.path)")"'
+    kc admin get "$([ "$(jq -r .spec.mutating <<< "$json")" = true ] && echo mutating || echo validating)webhookconfiguration" "clusterwide-$name" -o json | jq -r '.kind + " " + (.webhooks[0] |
+      "  webhook \(.name): \([.rules[] | .resources[]] | length) resources (\([.rules[] | .apiGroups[] | select(. != "")] | unique | join(", ") | if . == "" then "core" else "core, " + . end)), matchConditions \([.matchConditions[]?.name] | join(", ")), failurePolicy \(.failurePolicy), namespaceSelector \(.namespaceSelector | tojson), \(.clientConfig.service | "\(.name):\(.port)\(.path)")")'
     rows+=("$(basename "$f")	$name	$(jq -r '.spec.mode // "protect"' <<< "$json")	$(jq -r '.spec.settings // {} | keys | join(",") | if . == "" then "{}" else . end' <<< "$json")	active")
   done
   echo

@@ -23,7 +23,7 @@ export KW_VERSION=${KW_VERSION:-1.36.0}
 export KW_BIN=${KW_BIN:-$ROOT/.tools/kubewarden/v$KW_VERSION}
 export RUN=${RUN:-$ROOT/build/cluster-kubewarden}
 export SVCPROXY=${SVCPROXY:-$ROOT/build/svcproxy}
-KUBE_VERSION=${KUBE_VERSION:-1.31.4}
+KUBE_VERSION=${KUBE_VERSION:-1.37.2}
 export KUBE_VERSION KUBE_BIN=${KUBE_BIN:-$ROOT/.tools/k8s/v$KUBE_VERSION/bin}
 
 banner() {

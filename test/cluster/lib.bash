@@ -131,7 +131,7 @@ stop() {
 
 stop_all() {
   local c
-  for c in kw-kubelet kw-policy-server kw-policy-server-ps kw-controller kw-svcproxy operator argo yunikorn-admission yunikorn slowproxy kwhost kwhost-ps kube-controller-manager kube-apiserver etcd; do stop "$c"; done
+  for c in nscopier guard guard-ps kw-kubelet kw-policy-server kw-policy-server-ps kw-controller kw-svcproxy operator argo yunikorn-admission yunikorn slowproxy kwhost kwhost-ps kube-controller-manager kube-apiserver etcd; do stop "$c"; done
 }
 
 # die_with_log NAME MESSAGE: the last lines of a component's log, for a start-up that failed
@@ -457,3 +457,57 @@ webhook_metrics() {
   curl_admin "https://127.0.0.1:$API_PORT/metrics" |
     grep '^apiserver_admission_webhook_admission_duration_seconds_bucket{.*name="yunikorn-user-info-e2e' > "$1" || true
 }
+
+# --- objects the scenarios create and read (cluster.bats, guard.bats) ---
+
+# pod_json NAME [VALUE]: a Pod manifest, with VALUE as its annotation when given
+pod_json() {
+  jq -n --arg name "$1" --arg v "${2:-}" --arg k "$ANNOTATION" --arg img "$IMAGE" \
+    '{apiVersion: "v1", kind: "Pod", metadata: ({name: $name} + (if $v == "" then {} else {annotations: {($k): $v}} end)),
+      spec: {containers: [{name: "c", image: $img}]}}'
+}
+
+# value NS RESOURCE [JQ-PATH-OF-METADATA]: the annotation (or <none>) in the object's metadata or template
+value() {
+  kc admin -n "$1" get "$2" -o json | jq -r --arg k "$ANNOTATION" "(${3:-.metadata}.annotations // {})[\$k] // \"<none>\""
+}
+
+# pods NS: one line per pod: name, owner kind, annotation
+pods() {
+  kc admin -n "$1" get pods -o json | jq -r --arg k "$ANNOTATION" \
+    '.items[] | [.metadata.name, (.metadata.ownerReferences[0].kind // "-"), ((.metadata.annotations // {})[$k] // "<none>")] | @tsv'
+}
+
+# binding_json POD [VALUE]: a Binding of POD to e2e-node, carrying VALUE as the annotation when given
+binding_json() {
+  jq -n --arg name "$1" --arg v "${2:-}" --arg k "$ANNOTATION" \
+    '{apiVersion: "v1", kind: "Binding", metadata: ({name: $name} + (if $v == "" then {} else {annotations: {($k): $v}} end)),
+      target: {apiVersion: "v1", kind: "Node", name: "e2e-node"}}'
+}
+
+# bind USER NS POD [VALUE]: USER creates the pods/POD/binding subresource, as a scheduler does
+bind() {
+  local f
+  f=$(mktemp "$BATS_TEST_TMPDIR/binding.XXXXXX")
+  binding_json "$3" "${4:-}" > "$f"
+  kc "$1" create --raw "/api/v1/namespaces/$2/pods/$3/binding" -f "$f"
+}
+
+# ensure_node: the Node e2e-node (there is no kubelet), reporting allocatable resources
+ensure_node() {
+  kc admin get node e2e-node > /dev/null 2>&1 || kc admin apply -f - > /dev/null <<'Y'
+apiVersion: v1
+kind: Node
+metadata:
+  name: e2e-node
+  labels: {kubernetes.io/hostname: e2e-node, kubernetes.io/os: linux}
+Y
+  # Allocatable resources, as a kubelet reports them: the API server refuses a pods/resize that the
+  # node cannot hold before it looks at anything else.
+  kc admin patch node e2e-node --subresource=status --type=merge \
+    -p '{"status":{"capacity":{"cpu":"4","memory":"8Gi","pods":"110"},"allocatable":{"cpu":"4","memory":"8Gi","pods":"110"}}}' > /dev/null
+}
+
+pod_count() { kc admin -n "$1" get pods --no-headers ${2:+-l "$2"} 2> /dev/null | wc -l; }
+
+pods_at_least() { [ "$(pod_count "$1" "${3:-}")" -ge "$2" ]; }

@@ -5,5 +5,5 @@ ROOT=$(cd "$HERE/../.." && pwd)
 T0=$(date +%s)
 el() { echo "$(($(date +%s) - T0))s"; }
 
-export KUBE_VERSION=${KUBE_VERSION:-1.31.4}
+export KUBE_VERSION=${KUBE_VERSION:-1.37.2}
 export KUBE_BIN=${KUBE_BIN:-$ROOT/.tools/k8s/v$KUBE_VERSION/bin}

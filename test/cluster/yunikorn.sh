@@ -23,7 +23,7 @@ el() { echo "$(($(date +%s) - T0))s"; }
 
 read -ra VERSIONS <<< "${YUNIKORN_VERSIONS:-1.4.0 1.8.0}"
 BASE=${RUN:-$ROOT/build/cluster-yunikorn}
-KUBE_VERSION=${KUBE_VERSION:-1.31.4}
+KUBE_VERSION=${KUBE_VERSION:-1.37.2}
 export KUBE_VERSION KUBE_BIN=${KUBE_BIN:-$ROOT/.tools/k8s/v$KUBE_VERSION/bin}
 TABLE=$BASE/table.tsv
 

@@ -95,6 +95,8 @@ type exampleCase struct {
 	trusted, untrusted []string
 	// settingsFile is the example's settings as the e2e tests read them (testdata/settings/).
 	settingsFile string
+	// guards names the example this one guards: the same policy with mutating: false (TestExamples_TheGuard).
+	guards string
 }
 
 // scheduler is YuniKorn's scheduler as the Helm chart installs it: it creates gang scheduling's placeholder
@@ -117,6 +119,10 @@ func exampleCases(t *testing.T) []exampleCase {
 			file: "default.yaml", wantMode: "protect", want: defaults,
 			trusted:   []string{"system:serviceaccount:kube-system:replicaset-controller", "system:kube-controller-manager", scheduler},
 			untrusted: []string{"system:serviceaccount:kube-system-evil:sa", "system:serviceaccount:yunikorn-evil:yunikorn-admin"},
+		},
+		{
+			file: "guard.yaml", wantMode: "protect", want: defaults, guards: "default.yaml",
+			trusted: []string{"system:serviceaccount:kube-system:replicaset-controller", "system:kube-controller-manager", scheduler},
 		},
 		{
 			file: "strict.yaml", wantMode: "protect",
@@ -208,7 +214,7 @@ func TestExamples(t *testing.T) {
 				{"kind", pol.Kind, "ClusterAdmissionPolicy"},
 				{"spec.module", pol.Spec.Module, moduleRef(md)},
 				{"spec.mode", pol.Spec.Mode, tc.wantMode},
-				{"spec.mutating", deref(pol.Spec.Mutating), deref(md.Mutating)},
+				{"spec.mutating", deref(pol.Spec.Mutating), deref(md.Mutating) == true && tc.guards == ""},
 				{"spec.backgroundAudit", deref(pol.Spec.BackgroundAudit), deref(md.BackgroundAudit)},
 				{"spec.failurePolicy", pol.Spec.FailurePolicy, "Fail"},
 			}
@@ -230,6 +236,29 @@ func TestExamples(t *testing.T) {
 			}
 			checkMatchConditions(t, pol.Spec.MatchConditions, s)
 		})
+	}
+}
+
+// The guard is the example it guards deployed again without mutations: the same rules, matchConditions,
+// namespaceSelector, settings, mode and module, under the guarded policy's name with "-guard".
+func TestExamples_TheGuard(t *testing.T) {
+	for _, tc := range exampleCases(t) {
+		if tc.guards == "" {
+			continue
+		}
+		var guard, guarded clusterAdmissionPolicy
+		decodeStrict(t, tc.file, readRepoFile(t, "examples/"+tc.file), &guard)
+		decodeStrict(t, tc.guards, readRepoFile(t, "examples/"+tc.guards), &guarded)
+		if guard.Metadata.Name != guarded.Metadata.Name+"-guard" {
+			t.Errorf("%s: metadata.name %q, want %q", tc.file, guard.Metadata.Name, guarded.Metadata.Name+"-guard")
+		}
+		if deref(guard.Spec.Mutating) != false || deref(guarded.Spec.Mutating) != true {
+			t.Errorf("%s guards %s: want mutating false beside true", tc.file, tc.guards)
+		}
+		guard.Spec.Mutating = guarded.Spec.Mutating
+		if diff := cmp.Diff(guarded.Spec, guard.Spec); diff != "" {
+			t.Errorf("%s differs from %s, which it guards, in more than mutating (-%s +%s):\n%s", tc.file, tc.guards, tc.guards, tc.file, diff)
+		}
 	}
 }
 

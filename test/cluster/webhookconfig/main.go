@@ -1,5 +1,5 @@
 // Command webhookconfig prints the MutatingWebhookConfiguration that the cluster suite registers for
-// `kwhost serve`, generated from the policy's metadata.yml: its rules are exactly the ones a
+// `kwhost serve` (with -validating, the guard's ValidatingWebhookConfiguration), generated from the policy's metadata.yml: its rules are exactly the ones a
 // ClusterAdmissionPolicy built from the metadata registers, so the suite proves the configuration
 // that ships, not a hand-written copy of it.
 //
@@ -60,6 +60,7 @@ type matchCondition struct {
 
 type options struct {
 	metadata, url, caFile, namespaceLabel, name, matchConditions, extraRules string
+	validating                                                               bool
 	timeoutSeconds                                                           int
 }
 
@@ -73,6 +74,7 @@ func main() {
 	flag.IntVar(&o.timeoutSeconds, "timeout-seconds", 10, "the API server's timeout for one call")
 	flag.StringVar(&o.matchConditions, "match-conditions", "", "a ClusterAdmissionPolicy YAML whose spec.matchConditions the webhook gets (none when empty)")
 	flag.StringVar(&o.extraRules, "extra-rules", "", "ClusterAdmissionPolicy YAML files (comma-separated) whose spec.rules beyond metadata.yml's are appended")
+	flag.BoolVar(&o.validating, "validating", false, "a ValidatingWebhookConfiguration (the guard: the policy deployed with mutating: false)")
 	flag.Parse()
 	if err := run(o, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "webhookconfig:", err)
@@ -212,7 +214,10 @@ func configuration(o options, rules []rule, conditions []matchCondition, ca []by
 		"sideEffects":             "None",
 		"admissionReviewVersions": []string{"v1"},
 		"timeoutSeconds":          o.timeoutSeconds,
-		"reinvocationPolicy":      "Never",
+	}
+	kind := "ValidatingWebhookConfiguration"
+	if !o.validating {
+		kind, hook["reinvocationPolicy"] = "MutatingWebhookConfiguration", "Never"
 	}
 	if len(conditions) > 0 {
 		hook["matchConditions"] = conditions
@@ -226,7 +231,7 @@ func configuration(o options, rules []rule, conditions []matchCondition, ca []by
 	}
 	return map[string]any{
 		"apiVersion": "admissionregistration.k8s.io/v1",
-		"kind":       "MutatingWebhookConfiguration",
+		"kind":       kind,
 		"metadata":   map[string]any{"name": o.name},
 		"webhooks":   []any{hook},
 	}, nil
