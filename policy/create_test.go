@@ -385,6 +385,9 @@ func TestLogDecisions_NamesTheRuleOfARoutineDecisionOnlyWhenAsked(t *testing.T) 
 		{"pod-create-replicaset-controller", `{}`, "supplied value kept: the requester is trusted (rule 1)"},
 		{"replicaset-create-deployment-controller", `{}`, "workload created by a system user: left unchanged (rule 4)"},
 		{"sparkapplication-create-alice", spark, "stamped the requester in the custom resource's annotation maps (rules 11 and 12)"},
+		{"pod-update-label-change", `{}`, "pod update leaves the identity as it was (rules 5 and 14b)"},
+		{"deployment-update-image", `{}`, "template identity unchanged (rule 6)"},
+		{"binding-create-scheduler", `{}`, "accepted a Binding without yunikorn.apache.org/user.info (rule 10)"},
 	} {
 		t.Run(tc.fixture, func(t *testing.T) {
 			req := fixture(t, tc.fixture)
@@ -399,6 +402,45 @@ func TestLogDecisions_NamesTheRuleOfARoutineDecisionOnlyWhenAsked(t *testing.T) 
 			_, logs := evaluateReq(t, req, mustJSON(t, on))
 			if !strings.Contains(logs, `"level":"debug","message":`+strconv.Quote(tc.message)) {
 				t.Fatalf("with logDecisions: want a debug line %q, got %s", tc.message, logs)
+			}
+		})
+	}
+}
+
+// Refusals log a warning whoever is refused: a trusted requester's invalid value too.
+func TestLog_ATrustedRequestersInvalidValueIsRefusedWithAWarning(t *testing.T) {
+	req := as(t, "pod-create-alice", "Pod", kcm, `{"user":""}`)
+	resp, logs := evaluateReq(t, req, "")
+	expectRejected(t, resp, "is not valid")
+	if !strings.Contains(logs, `"level":"warning","message":"refused an invalid yunikorn.apache.org/user.info value from a trusted requester in metadata (rules 1, 4 and 7)"`) {
+		t.Fatalf("want the refusal logged at warning: %s", logs)
+	}
+}
+
+// Rule 2: a legacy label that does not decide is logged at WARN whenever it is present, not only when the
+// requester is stamped.
+func TestRule2_AnIgnoredLegacyLabelIsLoggedWhenTheAnnotationDecides(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		user        map[string]any
+		value, want string
+	}{
+		{"kept from a trusted requester", kcm, aliceValue, "deprecated label yunikorn.apache.org/username ignored: the annotation decides (rule 2)"},
+		{"replaced", bob, aliceValue, "deprecated label yunikorn.apache.org/username ignored: the annotation decides (rule 2)"},
+		{"stamped", bob, "", "deprecated label yunikorn.apache.org/username ignored: the requester is stamped (rule 2)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := as(t, "pod-create-alice", "Pod", tc.user, nil)
+			setEntry(object(req, "object"), "Pod", "labels", "yunikorn.apache.org/username", "alice")
+			if tc.value != "" {
+				setEntry(object(req, "object"), "Pod", "annotations", AnnotationKey, tc.value)
+			}
+			if resp, logs := evaluateReq(t, req, ""); !resp.Accepted {
+				t.Fatalf("refused: %s (%s)", resp.Message, logs)
+			}
+			_, logs := evaluateReq(t, req, "")
+			if strings.Count(logs, `"level":"warning","message":`+strconv.Quote(tc.want)) != 1 {
+				t.Fatalf("want one warning %q, got %s", tc.want, logs)
 			}
 		})
 	}

@@ -47,6 +47,7 @@ func (e *evaluation) create() decision {
 func (e *evaluation) update() decision {
 	untouched := e.kind.isDeclared() && e.untouched()
 	if untouched && e.trusted() {
+		e.debug("annotation maps untouched, by a trusted requester: accepted unchecked (rule 12)")
 		return accept() // a controller's status write: nothing to check, nothing to change
 	}
 	nowMaps, wasMaps, refusal, stopped := e.updateMaps(untouched)
@@ -146,6 +147,7 @@ func (e *evaluation) immutable(now, was *objectMaps) decision {
 		e.warn("refused the task groups of an existing pod (rules 15 and 16)")
 		return reject(refusal)
 	}
+	e.debug("pod update leaves the identity as it was (rules 5 and 14b)")
 	return accept()
 }
 
@@ -274,6 +276,9 @@ func (c *change) stamped() gjson.Result {
 func (c *change) asOnCreate(m *objectMaps, t *targetRef, value gjson.Result) (decision, bool) {
 	e := c.e
 	carried, stamp := value, false // the target's value in the answer, for rule 16
+	if value.Exists() && c.hasLabel(m) {
+		c.n[labelIgnored]++ // rule 2: the annotation decides
+	}
 	switch {
 	case !value.Exists():
 		if c.labelStands(m) {
@@ -299,9 +304,15 @@ func (c *change) asOnCreate(m *objectMaps, t *targetRef, value gjson.Result) (de
 	return c.groups(m, t, carried, stamp, nil, nil)
 }
 
+// hasLabel reports a non-empty legacy label on the target (rule 2).
+func (c *change) hasLabel(m *objectMaps) bool {
+	label := m.label()
+	return label.Exists() && label.Str != ""
+}
+
 // labelStands applies rule 2 to a target without the annotation.
 func (c *change) labelStands(m *objectMaps) bool {
-	if label := m.label(); !label.Exists() || label.Str == "" {
+	if !c.hasLabel(m) {
 		return false
 	}
 	if c.e.settings.BypassAuth && c.e.trusted() {

@@ -71,7 +71,7 @@ func (ev *Evaluator) prepare(payload []byte) (*evaluation, decision) {
 		return ev.evaluateCustom(r)
 	}
 	if kind.handling == BindingHandling {
-		return nil, bindingDecision(index, r.object, ev.log) // needs neither the requester nor the settings
+		return nil, bindingDecision(index, r.object, ev.log, r.settings.Get("logDecisions").Type == gjson.True) // needs neither the requester nor the rest of the settings
 	}
 	who, problem := readRequester(r)
 	if problem != "" {
@@ -114,7 +114,7 @@ func (ev *Evaluator) evaluateCustom(r *request) (*evaluation, decision) {
 
 // bindingDecision applies rule 10: a Binding that carries the annotation is refused whoever sends it,
 // any other is accepted unchanged.
-func bindingDecision(x *rawjson.Index, object gjson.Result, logger *Logger) decision {
+func bindingDecision(x *rawjson.Index, object gjson.Result, logger *Logger, logDecisions bool) decision {
 	set, problem := bindingSetsAnnotation(x, object)
 	switch {
 	case problem != "":
@@ -125,6 +125,9 @@ func bindingDecision(x *rawjson.Index, object gjson.Result, logger *Logger) deci
 			entry.String("pod", object.Get("metadata.name").String())
 		})
 		return reject(BindingRefusal)
+	}
+	if logDecisions {
+		logger.Debug("accepted a Binding without "+AnnotationKey+" (rule 10)", func(entry *Entry) { entry.String("kind", "Binding") })
 	}
 	return accept()
 }
@@ -176,7 +179,9 @@ func (e *evaluation) decide() decision {
 	return e.update()
 }
 
+// invalidValueIn refuses a trusted requester's value that is not valid (rules 1, 4 and 7).
 func (e *evaluation) invalidValueIn(where, problem string) decision {
+	e.warn("refused an invalid " + AnnotationKey + " value from a trusted requester in " + where + " (rules 1, 4 and 7)")
 	return reject(InvalidValueRefusal(where, problem))
 }
 

@@ -51,7 +51,11 @@ func changed(e *evaluation, onlyLabel bool) (what, name string) {
 func (builtinVoice) tell(c *change, mutated rawjson.Edit) decision {
 	e := c.e
 	d := decision{accepted: true, mutated: mutated}
-	switch label := e.settings.LegacyUserLabel; {
+	label := e.settings.LegacyUserLabel
+	if c.n[labelIgnored] > 0 && c.n[stamped] == 0 {
+		e.warn("deprecated label " + label + " ignored: the annotation decides (rule 2)")
+	}
+	switch {
 	case c.n[labelKept] > 0:
 		e.warn("deprecated label " + label + " kept as the user (rule 2)")
 		d.warnings = []string{deprecatedLabelWarning(label)}
@@ -74,6 +78,8 @@ func (builtinVoice) tell(c *change, mutated rawjson.Edit) decision {
 		what, name := changed(e, c.n[restored] == 0)
 		e.warn("restored " + what + " in a pod template (rule 8)")
 		d.warnings = []string{restoredWarning(name, e.kind.where)}
+	default:
+		e.debug("template identity unchanged (rule 6)")
 	}
 	if c.n[groupsReplaced] > 0 {
 		e.warn("replaced an untrusted " + AnnotationKey + " value in the task groups by the pod's (rule 16)")
@@ -110,6 +116,8 @@ func (declaredVoice) tell(c *change, mutated rawjson.Edit) decision {
 	}
 	if mutated.Changed() {
 		c.e.debug("stamped the requester in the custom resource's annotation maps (rules 11 and 12)")
+	} else if d.warnings == nil {
+		c.e.debug("annotation maps accepted as they are (rules 11 and 12)")
 	}
 	return d
 }
