@@ -9,8 +9,7 @@ bats_require_minimum_version 1.5.0
 
 setup_file() {
   load lib
-  export GUARD_PORT=$((WEBHOOK_PORT + 2)) COPIER_PORT=$((WEBHOOK_PORT + 3))
-  export GUARD_ID=clusterwide-yunikorn-user-info-guard
+  load guard
   # The examples' settings: the default controllers and YuniKorn's scheduler trusted.
   export SETTINGS='{"systemUsers":["^system:serviceaccount:kube-system:","^system:kube-controller-manager$","^system:serviceaccount:yunikorn:yunikorn-admin$"]}'
   export ROOT_VALUE='{"user":"root-admin","groups":["admins"]}'
@@ -23,102 +22,12 @@ setup_file() {
 
 setup() {
   load lib
+  load guard
 }
 
 # The guard and the copiers are left as the next scenario expects them: none registered.
 teardown() {
-  kc admin delete validatingwebhookconfiguration yunikorn-user-info-guard-e2e --ignore-not-found > /dev/null
-  kc admin delete mutatingwebhookconfiguration aa-nscopier zz-nscopier --ignore-not-found > /dev/null
-  kc admin delete mutatingadmissionpolicybinding e2e-ns-copier --ignore-not-found > /dev/null 2>&1 || true
-  kc admin delete mutatingadmissionpolicy e2e-ns-copier --ignore-not-found > /dev/null 2>&1 || true
-}
-
-# start_copier: the namespace-annotation copier on COPIER_PORT, reading namespaces as admin
-start_copier() {
-  stop nscopier
-  start nscopier "$NSCOPIER" -listen "127.0.0.1:$COPIER_PORT" -cert-file "$PKI/webhook.crt" -key-file "$PKI/webhook.key" \
-    -api "https://127.0.0.1:$API_PORT" -ca-file "$PKI/ca.crt" -client-cert "$PKI/admin.crt" -client-key "$PKI/admin.key" \
-    -annotations "$ANNOTATION,yunikorn.apache.org/task-groups" -labels applicationId
-  wait_until 30 "nscopier /healthz" curl -sf --max-time 2 --cacert "$PKI/ca.crt" "https://127.0.0.1:$COPIER_PORT/healthz"
-}
-
-# start_guard: the policy served a second time as policy-server serves it with mutating: false (policy-server
-# itself with POLICY_SERVER), with the policy's settings.
-start_guard() {
-  if [ -n "${POLICY_SERVER:-}" ]; then
-    jq -n --arg id "$GUARD_ID" --argjson s "$SETTINGS" '{($id): {module: "", allowedToMutate: false, settings: $s}}' > "$RUN/guard.policies.yml"
-    PS_PORT=$((WEBHOOK_PORT + 1004)) PS_READY_PORT=$((WEBHOOK_PORT + 1005)) \
-      ps_start guard "$RUN/guard.policies.yml" "127.0.0.1:$GUARD_PORT" "$PKI/webhook.crt" "$PKI/webhook.key" "$RUN/guard-reviews.jsonl"
-    return
-  fi
-  [ -f "$RUN/pids/guard.pid" ] && return 0
-  start guard "$KWHOST" serve --policy "$POLICY" --allow-unannotated --settings-json "$SETTINGS" --allowed-to-mutate=false \
-    --policy-id "$GUARD_ID" --cert-file "$PKI/webhook.crt" --key-file "$PKI/webhook.key" --listen "127.0.0.1:$GUARD_PORT" \
-    --record "$RUN/guard-reviews.jsonl"
-  wait_until 30 "the guard's /healthz" curl -sf --max-time 2 --cacert "$PKI/ca.crt" "https://127.0.0.1:$GUARD_PORT/healthz"
-}
-
-# register_guard: the guard's ValidatingWebhookConfiguration (metadata.yml's rules, the example's matchConditions)
-register_guard() {
-  start_guard
-  "$WEBHOOKCONFIG" -validating -name yunikorn-user-info-guard-e2e -metadata "$METADATA" \
-    -url "https://127.0.0.1:$GUARD_PORT/validate/$GUARD_ID" -ca-file "$PKI/ca.crt" -namespace-label "$NS_LABEL" \
-    -match-conditions "$BATS_TEST_DIRNAME/../../examples/guard.yaml" > "$RUN/guard-configuration.json"
-  kc admin apply -f "$RUN/guard-configuration.json" > /dev/null
-}
-
-# register_copier NAME REINVOCATION: the copier's MutatingWebhookConfiguration. Mutating webhooks are called in
-# the order of their configurations' names: zz-nscopier runs after the policy's, aa-nscopier before it (and,
-# with IfNeeded, once more after the policy changed the pod).
-register_copier() {
-  local ca
-  ca=$(base64 -w0 "$PKI/ca.crt")
-  kc admin apply -f - > /dev/null <<Y
-apiVersion: admissionregistration.k8s.io/v1
-kind: MutatingWebhookConfiguration
-metadata: {name: $1}
-webhooks:
-- name: $1.e2e.test
-  clientConfig: {url: "https://127.0.0.1:$COPIER_PORT/mutate", caBundle: $ca}
-  rules: [{apiGroups: [""], apiVersions: [v1], resources: [pods], operations: [CREATE]}]
-  namespaceSelector: {matchLabels: {${NS_LABEL%%=*}: ${NS_LABEL#*=}}}
-  failurePolicy: Fail
-  sideEffects: None
-  admissionReviewVersions: [v1]
-  timeoutSeconds: 10
-  reinvocationPolicy: $2
-Y
-}
-
-# register_map_copier: the same copy as a MutatingAdmissionPolicy (CEL, in the API server). It runs before the
-# mutating webhooks and, with IfNeeded, once more after the policy changed the pod. (The namespace test is in the
-# expression: matchConditions cannot read namespaceObject.)
-register_map_copier() {
-  kc admin apply -f - > /dev/null <<Y
-apiVersion: admissionregistration.k8s.io/v1
-kind: MutatingAdmissionPolicy
-metadata: {name: e2e-ns-copier}
-spec:
-  matchConstraints:
-    resourceRules: [{apiGroups: [""], apiVersions: [v1], resources: [pods], operations: [CREATE]}]
-  failurePolicy: Fail
-  reinvocationPolicy: IfNeeded
-  mutations:
-  - patchType: ApplyConfiguration
-    applyConfiguration:
-      expression: >-
-        has(namespaceObject.metadata.annotations) && '$ANNOTATION' in namespaceObject.metadata.annotations ?
-        Object{metadata: Object.metadata{annotations: {"$ANNOTATION": namespaceObject.metadata.annotations["$ANNOTATION"]}}} :
-        Object{}
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: MutatingAdmissionPolicyBinding
-metadata: {name: e2e-ns-copier}
-spec:
-  policyName: e2e-ns-copier
-  matchResources:
-    namespaceSelector: {matchLabels: {${NS_LABEL%%=*}: ${NS_LABEL#*=}}}
-Y
+  unregister_mutators
 }
 
 # forged_namespace NS WHAT...: a namespace whose annotations and applicationId label the copier copies onto its
@@ -143,17 +52,7 @@ stored() {
     "user.info=\(($m.annotations // {})[$k] // "<none>") task-group-user=\((($m.annotations // {})["yunikorn.apache.org/task-groups"] // "[]") | fromjson | .[0].annotations[$k] // "<none>") applicationId=\(($m.labels // {}).applicationId // "<none>")"'
 }
 
-# copier_wait NS: the copier's configuration is in force (configurations take effect asynchronously): a dry run
-# of alice's pod carries root-admin's identity
-copier_live() {
-  [ "$(kc alice -n "$1" run probe --image="$IMAGE" --restart=Never --dry-run=server -o json 2> /dev/null |
-    jq -r --arg k "$ANNOTATION" '.metadata.annotations[$k] // empty')" = "$ROOT_VALUE" ]
-}
 
-# guard_live NS: the guard is in force: a dry run of alice's pod is refused with the guard's words
-guard_live() {
-  kc alice -n "$1" run probe --image="$IMAGE" --restart=Never --dry-run=server 2>&1 | grep -q "configured to not allow mutations"
-}
 
 # guard_called NS: the guard is in force in NS: alice's dry run reached it
 guard_called() {
@@ -169,12 +68,11 @@ refused() {
   [ "$status" -ne 0 ] && [[ "$stderr" == *"denied the request"* ]] && ! kc admin -n "$1" get pod alice-pod > /dev/null 2>&1
 }
 
-MUTATION_REFUSAL="The policy attempted to mutate the request, but it is currently configured to not allow mutations."
 
 @test "without the guard: the namespace-annotation copier, registered after the policy, stores root-admin's identity, task groups and another namespace's application on alice's pod" {
   forged_namespace g-after user-info task-groups application
   register_copier zz-nscopier Never
-  wait_until 60 "the copier to be in force" copier_live g-after
+  wait_until 60 "the copier to be in force" copier_live g-after "$ROOT_VALUE"
   kc alice -n g-after run alice-pod --image="$IMAGE" --restart=Never
   echo "stored: $(stored g-after alice-pod)"
   # the policy stamped alice (its webhook's record); the copier rewrote it after
@@ -206,7 +104,7 @@ MUTATION_REFUSAL="The policy attempted to mutate the request, but it is currentl
       webhook-reinvoked) register_copier aa-nscopier IfNeeded ;;
       admission-policy) register_map_copier ;;
     esac
-    wait_until 60 "the copier to be in force in $ns" copier_live "$ns"
+    wait_until 60 "the copier to be in force in $ns" copier_live "$ns" "$ROOT_VALUE"
     kc alice -n "$ns" run alice-pod --image="$IMAGE" --restart=Never
     echo "$mutator, without the guard: stored $(stored "$ns" alice-pod)"
     [ "$(stored "$ns" alice-pod)" = "user.info=$ROOT_VALUE task-group-user=<none> applicationId=<none>" ]
@@ -217,7 +115,7 @@ MUTATION_REFUSAL="The policy attempted to mutate the request, but it is currentl
     echo "$mutator, with the guard:"
     refused "$ns"
     [[ "$stderr" == *"Request rejected by policy $GUARD_ID. $MUTATION_REFUSAL"* ]]
-    teardown
+    unregister_mutators
   done
 }
 

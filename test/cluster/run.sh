@@ -91,7 +91,7 @@ echo "kubectl $(kubectl version --client -o json | jq -r .clientVersion.gitVersi
 # cluster.bats applies the Spark operator's and KubeRay's own CRDs (from their Go modules, cached in
 # $OPERATORS_DIR); the hand-written crds.yaml stands in when the module proxy refuses them, and for the
 # other suites (yunikorn.bats applies it client-side).
-if [ -z "${CRDS:-}" ] && [[ " ${SUITE:-cluster.bats native.bats} " =~ " "(cluster|native)".bats " ]]; then
+if [ -z "${CRDS:-}" ] && [[ " ${SUITE:-cluster.bats guard.bats native.bats} " =~ " "(cluster|native)".bats " ]]; then
   mkdir -p "$(dirname "$RUN")"
   if CRDS_ONLY=1 "$HERE/build-operators.sh" "$OPERATORS_DIR" spark-operator-v2.4.0 kuberay-v1.5.0 > "$RUN.crds.log" 2>&1; then
     CRDS=$OPERATORS_DIR/spark-operator-v2.4.0/crds,$OPERATORS_DIR/kuberay-v1.5.0/crds
@@ -147,9 +147,10 @@ wait_webhook e2e-probe
 kc admin delete namespace e2e-probe --wait=false > /dev/null
 echo "kube-controller-manager ready, webhook live [$(el)]"
 
-# SUITE: the bats files to run, in order (make e2e-load: load.bats faults.bats). native.bats compares the policy
+# SUITE: the bats files to run, in order (make e2e-load: load.bats faults.bats). guard.bats shows mutators after the
+# policy and the guard; native.bats compares the policy
 # with the native admission policies of test/native on the same control plane.
-read -ra suite <<< "${SUITE:-cluster.bats native.bats}"
+read -ra suite <<< "${SUITE:-cluster.bats guard.bats native.bats}"
 echo "== [4/4] scenarios (${suite[*]})"
 args=(--timing --show-output-of-passing-tests)
 if [ -n "${BATS_FILTER:-}" ]; then args+=(--filter "$BATS_FILTER"); fi
