@@ -92,12 +92,17 @@ func TooLargeRefusal(size, written int) string {
 }
 
 // TooManyTargetsRefusal is the bounded answer's message for a CREATE naming too many maps (docs/rules.md "Cost").
-const TooManyTargetsRefusal = "the object would be more than 3145728 bytes once stamped (more than " +
-	"62914 annotation maps, each stamped with at least 50 bytes), more than the 3 MiB the API server accepts"
+var TooManyTargetsRefusal = tooManyRefusal("annotation maps")
 
 // TooManyGroupsRefusal is TooManyTargetsRefusal for the task groups of one map.
-const TooManyGroupsRefusal = "the object would be more than 3145728 bytes once stamped (more than " +
-	"62914 task groups, each stamped with at least 50 bytes), more than the 3 MiB the API server accepts"
+var TooManyGroupsRefusal = tooManyRefusal("task groups")
+
+// tooManyRefusal says that more than mostStamped things named what, each stamped, exceed maxObjectBytes.
+func tooManyRefusal(what string) string {
+	return "the object would be more than " + strconv.Itoa(maxObjectBytes) + " bytes once stamped (more than " +
+		strconv.Itoa(mostStamped) + " " + what + ", each stamped with at least " + strconv.Itoa(minStampBytes) +
+		" bytes), more than the 3 MiB the API server accepts"
+}
 
 // InvalidValueRefusal refuses a trusted requester's invalid value in where (rules 1, 7, 11 and 12).
 func InvalidValueRefusal(where, problem string) string {

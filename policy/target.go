@@ -83,16 +83,20 @@ func (e *evaluation) mostTargets(object gjson.Result) int {
 	return mostMaps(object)
 }
 
-// mostMaps is how many maps one path may name in object before an answer that stamps them all is over 3 MiB.
+// mostMaps is how many maps (or one map's task groups) object may hold before an answer that stamps them all is
+// over maxObjectBytes; 0 for no bound.
 func mostMaps(object gjson.Result) int {
 	if len(object.Raw) > maxObjectBytes {
 		return 0
 	}
-	return maxObjectBytes/minStampBytes + 1
+	return mostStamped + 1
 }
 
 // minStampBytes is at most what a target's value takes in an answer (docs/rules.md "Cost").
 const minStampBytes = 50
+
+// mostStamped is how many stamped maps or task groups fit in maxObjectBytes.
+const mostStamped = maxObjectBytes / minStampBytes
 
 // readLabels reads rule 14's sources and the legacy label from the pod labels beside a built-in kind's
 // one target.

@@ -389,10 +389,10 @@ func (c *change) stampGroups(m *objectMaps, t *targetRef, tg *taskGroups, value 
 // mostGroups is how many task groups a CREATE's target carrying a value may hold before the bounded answer
 // is certain, as mostTargets says for maps (0: no bound).
 func (e *evaluation) mostGroups(carried gjson.Result) int {
-	if !carried.Exists() || e.req.operation.Str != "CREATE" || len(e.req.object.Raw) > maxObjectBytes {
+	if !carried.Exists() || e.req.operation.Str != "CREATE" {
 		return 0
 	}
-	return maxObjectBytes/minStampBytes + 1
+	return mostMaps(e.req.object)
 }
 
 // podGroups applies rules 15 and 16 to a Pod's UPDATE, which rewrites nothing.
