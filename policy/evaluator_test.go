@@ -45,7 +45,7 @@ func TestReused_TakeEmptiesAndZeroesWhatWasKept(t *testing.T) {
 // One storage for every evaluation, as a kept instance has: each answer, and each log line, is the one a
 // fresh instance gives, whatever was evaluated before (larger requests with more targets, refusals that
 // ended with changes half made, bad input, another kind's paths).
-func TestStorage_EveryAnswerIsAFreshInstances(t *testing.T) {
+func TestEvaluatorRecords_EveryAnswerIsAFreshInstances(t *testing.T) {
 	payloads := keptPayloads(t)
 	var storage Evaluator
 	for round, order := range [][]string{payloads, reversed(payloads)} {
@@ -124,7 +124,7 @@ func reversed(list []string) []string {
 
 // The evaluation's records are made in the storage: after a large request, one no larger makes them in
 // the same storage.
-func TestStorage_ARequestNoLargerReusesTheRecords(t *testing.T) {
+func TestEvaluatorRecords_ARequestNoLargerReusesTheRecords(t *testing.T) {
 	settings, err := os.ReadFile(filepath.Join("..", "testdata", "settings", "kuberay.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -148,7 +148,7 @@ func TestStorage_ARequestNoLargerReusesTheRecords(t *testing.T) {
 // Once an answer is written, the storage holds nothing of the request: its views of the payload and the
 // settings read from it would otherwise keep a buffer the caller replaces alive through the next
 // evaluation.
-func TestStorage_ForgetsTheRequestOnceAnswered(t *testing.T) {
+func TestEvaluatorRecords_ForgetsTheRequestOnceAnswered(t *testing.T) {
 	var storage Evaluator
 	for _, payload := range keptPayloads(t) {
 		validateWith([]byte(payload), NewLogger(io.Discard), &storage)
@@ -160,7 +160,7 @@ func TestStorage_ForgetsTheRequestOnceAnswered(t *testing.T) {
 
 // A storage reserved for requests of 4 KB (main reserves it at start-up) makes a small request's
 // records, a Pod stamp's and a Deployment's, in the storage reserved: none in storage of their own.
-func TestStorage_ReservedHoldsASmallRequestsRecords(t *testing.T) {
+func TestEvaluatorRecords_ReservedHoldsASmallRequestsRecords(t *testing.T) {
 	for _, name := range []string{"pod-create-alice", "deployment-create-alice"} {
 		var storage Evaluator
 		storage.Reserve(4 << 10)

@@ -63,7 +63,7 @@ func FuzzValidate(f *testing.F) {
 		if again := Validate(payload, logger); !bytes.Equal(out, again) {
 			t.Fatalf("output differs between runs:\n%s\n%s", out, again)
 		}
-		checkValidateOver(t, string(payload), out)
+		checkAnswerOverPayload(t, string(payload), out)
 		checkFixedPoint(t, payload, out)
 	})
 }
@@ -320,7 +320,7 @@ func FuzzCustomKind(f *testing.F) {
 		}
 		checkRidersWalkAsAlone(t, object, kind)
 		out := Validate(payload(object), logger)
-		checkValidateOver(t, string(payload(object)), out)
+		checkAnswerOverPayload(t, string(payload(object)), out)
 		checkFixedPoint(t, payload(object), out)
 		var resp response
 		if err := json.Unmarshal(out, &resp); err != nil {

@@ -80,7 +80,7 @@ func evaluateRaw(t *testing.T, payload string) (response, string) {
 	t.Helper()
 	var logs bytes.Buffer
 	out := Validate([]byte(payload), NewLogger(&logs))
-	checkValidateOver(t, payload, out)
+	checkAnswerOverPayload(t, payload, out)
 	var resp response
 	if err := json.Unmarshal(out, &resp); err != nil {
 		t.Fatalf("response is not JSON: %v\n%s", err, out)
@@ -254,22 +254,22 @@ func partsString(parts []rawjson.Part) string {
 	return string(out)
 }
 
-// keptStorage is the storage of checkValidateOver's calls, kept from one to the next as the waPC
+// keptEvaluator is the storage of checkAnswerOverPayload's calls, kept from one to the next as the waPC
 // handler keeps it: every answer checked is also one given after the evaluations of the checks before.
-var keptStorage Evaluator
+var keptEvaluator Evaluator
 
-// checkValidateOver checks that Evaluator.Validate, the waPC handler's entry, answers payload with the bytes
+// checkAnswerOverPayload checks that Evaluator.Validate, the waPC handler's entry, answers payload with the bytes
 // Validate answered (want), whether it wrote them over the payload or into a buffer of its own, and
 // reports which it did. It also checks the same answer from a payload whose buffer has room to spare
 // after it, filled with other bytes, as the waPC glue's kept buffer may have (package wapcguest).
-func checkValidateOver(t *testing.T, payload string, want []byte) (out []byte, over bool) {
+func checkAnswerOverPayload(t *testing.T, payload string, want []byte) (out []byte, over bool) {
 	t.Helper()
 	roomy := append([]byte(payload), bytes.Repeat([]byte{'"'}, len(payload)+64)...)[:len(payload)]
-	if spare := validateWith(roomy, NewLogger(io.Discard), &keptStorage); !bytes.Equal(spare, want) {
+	if spare := validateWith(roomy, NewLogger(io.Discard), &keptEvaluator); !bytes.Equal(spare, want) {
 		t.Fatalf("Evaluator.Validate with room after the payload answered\n%s\nValidate answered\n%s", spare, want)
 	}
 	buf := []byte(payload)
-	if out = validateWith(buf, NewLogger(io.Discard), &keptStorage); !bytes.Equal(out, want) {
+	if out = validateWith(buf, NewLogger(io.Discard), &keptEvaluator); !bytes.Equal(out, want) {
 		t.Fatalf("Evaluator.Validate answered\n%s\nValidate answered\n%s", out, want)
 	}
 	return out, len(out) > 0 && len(buf) > 0 && &out[0] == &buf[0]

@@ -12,7 +12,7 @@ import (
 // that copy; the answer must be the bytes Validate gives.
 func validateOver(t *testing.T, payload string) (out []byte, over bool) {
 	t.Helper()
-	return checkValidateOver(t, payload, Validate([]byte(payload), NewLogger(io.Discard)))
+	return checkAnswerOverPayload(t, payload, Validate([]byte(payload), NewLogger(io.Discard)))
 }
 
 // podCreate is a validate payload: alice creates a Pod. The request's keys are in policy-server's order
@@ -37,7 +37,7 @@ func podCreate(groups []string, pad int, fixtureOrder bool) string {
 // The waPC handler's answer to a mutation is written over the request's own buffer: no buffer the size
 // of the object. policy-server's payload has the object near its start, and userInfo, whose groups the
 // stamp is made of, after it (the groups are copied first).
-func TestValidateOver_WritesTheMutationOverThePayload(t *testing.T) {
+func TestEvaluatorValidate_WritesTheMutationOverThePayload(t *testing.T) {
 	for _, fixtureOrder := range []bool{false, true} {
 		for _, pad := range []int{0, 40} {
 			out, over := validateOver(t, podCreate([]string{"devops", "system:authenticated"}, pad, fixtureOrder))
@@ -53,7 +53,7 @@ func TestValidateOver_WritesTheMutationOverThePayload(t *testing.T) {
 
 // An answer that does not fit in the payload (each of a thousand short groups gains two escapes in the
 // stamp) goes to a buffer of its own.
-func TestValidateOver_OwnBufferWhenTheAnswerIsLarger(t *testing.T) {
+func TestEvaluatorValidate_OwnBufferWhenTheAnswerIsLarger(t *testing.T) {
 	groups := make([]string, 1000)
 	for i := range groups {
 		groups[i] = "g" + strconv.Itoa(i)
@@ -65,7 +65,7 @@ func TestValidateOver_OwnBufferWhenTheAnswerIsLarger(t *testing.T) {
 
 // The same answer fits over a payload whose buffer has room after it (the waPC glue's buffer, kept from
 // a larger request): written there, not into a buffer of its own.
-func TestValidateOver_LargerAnswerWrittenIntoTheBuffersRoom(t *testing.T) {
+func TestEvaluatorValidate_LargerAnswerWrittenIntoTheBuffersRoom(t *testing.T) {
 	groups := make([]string, 1000)
 	for i := range groups {
 		groups[i] = "g" + strconv.Itoa(i)
@@ -84,7 +84,7 @@ func TestValidateOver_LargerAnswerWrittenIntoTheBuffersRoom(t *testing.T) {
 }
 
 // Answers without a mutation are the response alone, whatever the payload.
-func TestValidateOver_AnswersWithoutMutation(t *testing.T) {
+func TestEvaluatorValidate_AnswersWithoutMutation(t *testing.T) {
 	validateOver(t, `{"request":{"operation":"DELETE"}}`)
 	validateOver(t, `{"request":{"operation":"CREATE","kind":{"kind":"Pod"}}}`)
 	validateOver(t, `not json`)
