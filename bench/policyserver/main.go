@@ -92,7 +92,7 @@ type scenario struct {
 	name   string
 	size   int // the AdmissionReview's bytes
 	review []byte
-	id     string // "pods" (settings {}) or "argo" (the Argo example's)
+	id     string // "pods" (settings {}), "argo" (the Argo example's) or "guard" (settings {}, no mutations)
 	plot   bool   // a Pod: a point of the latency-by-size plot
 }
 
@@ -238,7 +238,9 @@ func measureRun(o options, dir string, r int, modules []module, scenarios []scen
 			lat := map[string][]time.Duration{}
 			for range 5 {
 				for i, s := range servers {
-					d, err := s.send(sc, c, max(requestsFor(sc, o.n)/5, c))
+					// The mutating floor, deployed as the guard, is refused: policy-server's answer to any mutation.
+					refused := sc.id == "guard" && modules[i].name == "mutating floor"
+					d, err := s.send(sc, c, max(requestsFor(sc, o.n)/5, c), refused)
 					if err != nil {
 						return fmt.Errorf("run %d, %s, %s, c=%d: %w", r+1, modules[i].name, sc.name, c, err)
 					}
@@ -329,10 +331,39 @@ func makeScenarios(requests string) ([]scenario, error) {
 		out = append(out, scenario{name: s.name, review: review(req), id: "pods", plot: true})
 	}
 	out = append(out, scenario{name: "workflow-800", review: review(wasmbench.WorkflowRequest(800, wasmbench.OrdinaryTemplate, "CREATE", "bob", true)), id: "argo"})
+	// The guard (examples/guard.yaml): the same Pods as stored once the policy stamped them, to the module
+	// deployed without mutations; what the guard adds to every request the policy decides.
+	for _, s := range []struct {
+		name string
+		size int
+	}{{"guard-4k", 4 << 10}, {"guard-16k", 16 << 10}} {
+		req, err := wasmbench.GrowPod(pod, s.size)
+		if err == nil {
+			req, err = stamped(req)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, scenario{name: s.name, review: review(req), id: "guard"})
+	}
 	for i := range out {
 		out[i].size = len(out[i].review)
 	}
 	return out, nil
+}
+
+// stamped is the request with the object the policy answered: alice's stamp in the pod's annotations.
+func stamped(req []byte) ([]byte, error) {
+	var r map[string]any
+	if err := json.Unmarshal(req, &r); err != nil {
+		return nil, err
+	}
+	metadata, ok := wasmbench.Path(r, "object", "metadata").(map[string]any)
+	if !ok {
+		return nil, errors.New("the pod fixture has no metadata")
+	}
+	metadata["annotations"] = map[string]any{"yunikorn.apache.org/user.info": `{"user":"alice","groups":["devops","system:authenticated"]}`}
+	return json.Marshal(r)
 }
 
 func review(req []byte) []byte {
@@ -347,8 +378,9 @@ type server struct {
 
 func start(o options, dir string, m module, port int, argo []byte) (*server, error) {
 	policies, err := json.Marshal(map[string]any{
-		"pods": map[string]any{"module": "file://" + m.path, "allowedToMutate": true, "settings": map[string]any{}},
-		"argo": map[string]any{"module": "file://" + m.path, "allowedToMutate": true, "settings": json.RawMessage(argo)},
+		"pods":  map[string]any{"module": "file://" + m.path, "allowedToMutate": true, "settings": map[string]any{}},
+		"argo":  map[string]any{"module": "file://" + m.path, "allowedToMutate": true, "settings": json.RawMessage(argo)},
+		"guard": map[string]any{"module": "file://" + m.path, "allowedToMutate": false, "settings": map[string]any{}},
 	})
 	if err != nil {
 		return nil, err
@@ -362,7 +394,7 @@ func start(o options, dir string, m module, port int, argo []byte) (*server, err
 }
 
 // send posts sc n times from c clients at once and returns each request's latency.
-func (s *server) send(sc scenario, c, n int) ([]time.Duration, error) {
+func (s *server) send(sc scenario, c, n int, refused bool) ([]time.Duration, error) {
 	var mu sync.Mutex
 	var out []time.Duration
 	var first error
@@ -376,7 +408,7 @@ func (s *server) send(sc scenario, c, n int) ([]time.Duration, error) {
 		wg.Go(func() {
 			for range next {
 				began := time.Now()
-				err := s.post(sc)
+				err := s.post(sc, refused)
 				took := time.Since(began)
 				mu.Lock()
 				if err != nil && first == nil {
@@ -391,7 +423,8 @@ func (s *server) send(sc scenario, c, n int) ([]time.Duration, error) {
 	return out, first
 }
 
-func (s *server) post(sc scenario) error {
+// post sends sc once and wants it allowed, or refused when refused says so.
+func (s *server) post(sc scenario, refused bool) error {
 	resp, err := s.client.Post(s.URL+sc.id, "application/json", bytes.NewReader(sc.review))
 	if err != nil {
 		return err
@@ -401,7 +434,7 @@ func (s *server) post(sc scenario) error {
 	if err != nil {
 		return err
 	}
-	if resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte(`"allowed":true`)) {
+	if resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte(`"allowed":`+strconv.FormatBool(!refused))) {
 		return fmt.Errorf("HTTP %d: %.200s", resp.StatusCode, body)
 	}
 	return nil
