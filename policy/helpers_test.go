@@ -158,10 +158,23 @@ func path(v any, keys ...string) any {
 func templatePath(kind string) []string {
 	for _, k := range Kinds() {
 		if k.Kind == kind {
-			return append(k.Container(), "metadata")
+			return append(container(&k), "metadata")
 		}
 	}
 	panic("no such kind in the table: " + kind)
+}
+
+// container is the path of the object holding a kind's target metadata: nil for a Pod, [spec template] for a
+// Deployment.
+func container(k *Kind) []string {
+	before, _, found := strings.Cut(k.Path, ">")
+	if !found {
+		before = strings.TrimSuffix(strings.TrimSuffix(k.Path, "metadata.annotations"), ".")
+	}
+	if before == "" {
+		return nil
+	}
+	return strings.Split(before, ".")
 }
 
 // setEntry sets (or with value nil removes) a key of the target metadata's annotations or labels.

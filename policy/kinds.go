@@ -60,19 +60,6 @@ func Kinds() []Kind {
 	return out
 }
 
-// Container is the path of the object holding the guarded metadata: nil for a Pod, [spec template] for a
-// Deployment.
-func (k *Kind) Container() []string {
-	before, _, found := strings.Cut(k.Path, ">")
-	if !found {
-		before = strings.TrimSuffix(strings.TrimSuffix(k.Path, "metadata.annotations"), ".")
-	}
-	if before == "" {
-		return nil
-	}
-	return strings.Split(before, ".")
-}
-
 // handles reports whether the policy decides on this operation of the kind.
 func (k *Kind) handles(operation string) bool {
 	for _, op := range k.Operations {

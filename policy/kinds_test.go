@@ -35,8 +35,8 @@ func TestKinds_TableIsConsistent(t *testing.T) {
 		if container := strings.Trim(strings.TrimSuffix(strings.ReplaceAll(k.Path, ">", "."), "metadata.annotations"), "."); container != "" {
 			want = strings.Split(container, ".")
 		}
-		if diff := cmp.Diff(want, k.Container()); diff != "" {
-			t.Errorf("%s: Container() of %q (-want +got):\n%s", id, k.Path, diff)
+		if diff := cmp.Diff(want, container(&k)); diff != "" {
+			t.Errorf("%s: container of %q (-want +got):\n%s", id, k.Path, diff)
 		}
 		for _, path := range []string{k.Path, strings.TrimSuffix(k.Path, "annotations") + "labels"} {
 			if _, problem := parsePath(path, false, true); problem != "" {
