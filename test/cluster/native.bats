@@ -67,6 +67,10 @@ run_all() {
 
 setup_file() {
   load lib
+  # MutatingAdmissionPolicy is served as admissionregistration.k8s.io/v1 from Kubernetes 1.36 on.
+  if ! kc admin get --raw /apis/admissionregistration.k8s.io/v1 | jq -e '.resources | any(.name == "mutatingadmissionpolicies")' > /dev/null; then
+    skip "kube-apiserver v$KUBE_VERSION serves no admissionregistration.k8s.io/v1 MutatingAdmissionPolicy (1.36 and later do)"
+  fi
   mkdir -p "$RUN/native"
   cluster_role native-cmp '- apiGroups: [""]
   resources: [pods, pods/status, pods/binding, bindings, replicationcontrollers]
