@@ -69,6 +69,11 @@ webhooks:
 Y
 }
 
+# map_served: the API server serves MutatingAdmissionPolicy v1 (GA and on by default from Kubernetes 1.36)
+map_served() {
+  kc admin get --raw /apis/admissionregistration.k8s.io/v1 | jq -e '.resources[] | select(.name == "mutatingadmissionpolicies")' > /dev/null
+}
+
 # register_map_copier: the same copy as a MutatingAdmissionPolicy (CEL, in the API server). It runs before the
 # mutating webhooks and, with IfNeeded, once more after the policy changed the pod. (The namespace test is in the
 # expression: matchConditions cannot read namespaceObject.)

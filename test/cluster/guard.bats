@@ -98,6 +98,10 @@ refused() {
 @test "reinvocation and a MutatingAdmissionPolicy: root-admin's identity is stored on alice's pod without the guard, and refused with it" {
   local ns mutator
   for mutator in webhook-reinvoked admission-policy; do
+    if [ "$mutator" = admission-policy ] && ! map_served; then
+      echo "admission-policy: this API server serves no MutatingAdmissionPolicy v1 (before 1.36): not tried"
+      continue
+    fi
     ns=g-$mutator
     forged_namespace "$ns" user-info
     case $mutator in
