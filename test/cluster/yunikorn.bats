@@ -8,6 +8,7 @@ bats_require_minimum_version 1.5.0
 
 load lib
 load yunikorn
+load guard
 
 setup_file() {
   yk_install
@@ -27,6 +28,7 @@ teardown() {
     kc admin delete mutatingwebhookconfiguration "$POLICY_FIRST_NAME" --ignore-not-found > /dev/null
   fi
   if [ ! -f "$RUN/pids/yunikorn.pid" ]; then yk_start > /dev/null || true; fi
+  unregister_mutators
   if [ "${BATS_TEST_COMPLETED:-}" != 1 ]; then yk_log_tail; fi
 }
 
@@ -82,6 +84,34 @@ use_settings() {
   [ "$(outcome "$NS_OFF" p3)" = bound ]
   [ "$(app_user root.alice yk-3)" = alice ]
   [[ ",$(usage_apps alice)," == *,yk-3,* ]]
+}
+
+@test "3b. a MutatingAdmissionPolicy copies the namespace's user.info after the stamp: without the guard bob's pod runs as alice; with the guard (examples/guard.yaml) it is refused" {
+  local ns=yk-copied seen
+  map_served || skip "this API server serves no MutatingAdmissionPolicy v1 (before 1.36)"
+  new_namespace "$ns"
+  kc admin annotate namespace "$ns" "$ANNOTATION=$ALICE_VALUE" > /dev/null # whoever may annotate the namespace
+  register_map_copier
+  wait_until 60 "the copier to be in force in $ns" copier_live "$ns" "$ALICE_VALUE" bob
+  yk_pod p3b yk-3b root.alice > "$BATS_TEST_TMPDIR/p.json"
+  submit bob "$ns" "$BATS_TEST_TMPDIR/p.json"
+  [ "$status" -eq 0 ]
+  wait_bound "$ns" p3b || true
+  seen="no guard: stamp $(stamp_user "$ns" p3b), $(outcome "$ns" p3b), app user $(app_user root.alice yk-3b)"
+  [ "$(stamp_user "$ns" p3b)" = alice ]
+  [ "$(outcome "$ns" p3b)" = bound ]
+  [ "$(app_user root.alice yk-3b)" = alice ]
+  register_guard
+  wait_until 60 "the guard to refuse in $ns" guard_live "$ns" bob
+  yk_pod p3c yk-3c root.alice > "$BATS_TEST_TMPDIR/p.json"
+  submit bob "$ns" "$BATS_TEST_TMPDIR/p.json"
+  seen="$seen; guard: exit $status"
+  record "3b MAP copies alice after the stamp" "no guard: app user alice, bound; guard: refused" "$seen"
+  [ "$status" -ne 0 ]
+  [[ "$stderr" == *"$MUTATION_REFUSAL"* ]]
+  ! kc admin -n "$ns" get pod p3c > /dev/null 2>&1
+  unregister_mutators
+  kc admin delete namespace "$ns" --wait=false > /dev/null
 }
 
 @test "4. bob's pod with the legacy label username: alice: stamped bob, rejected as bob (the annotation wins)" {
