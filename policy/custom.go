@@ -7,6 +7,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/walk"
 )
 
 // Guard maps (rule 13), target map keys, and the pairing of an UPDATE's targets.
@@ -35,9 +36,9 @@ func (e *evaluation) untouched() bool {
 	x := e.req.index
 	now, was := rawjson.Root(e.req.object.Raw), rawjson.Root(e.req.oldObject.Raw)
 	var seen []string
-	for _, paths := range [2][]annotationPath{e.kind.targets, e.kind.guards} {
+	for _, paths := range [2][]walk.Path{e.kind.targets, e.kind.guards} {
 		for i := range paths {
-			name := paths[i].segments[0].name
+			name := paths[i].Segments[0].Name
 			if slices.Contains(seen, name) {
 				continue
 			}
@@ -74,14 +75,14 @@ func (e *evaluation) unchangedAround(now *objectMaps) bool {
 			same = append(same, rawjson.RefOf(value))
 		}
 	}
-	for _, list := range [2][]targetRef{now.targets, now.guard} {
+	for _, list := range [2][]walk.Ref{now.targets, now.guard} {
 		for i := range list {
-			if !within(same, list[i].position()) {
+			if !within(same, list[i].Position()) {
 				return false
 			}
 		}
 	}
-	return now.labels == nil || within(same, now.labels.position())
+	return now.labels == nil || within(same, now.labels.Position())
 }
 
 // within reports whether offset at lies inside one of spans.
@@ -105,23 +106,23 @@ func sameBytes(doc string, a rawjson.Ref, oldDoc string, b rawjson.Ref) bool {
 // pairing finds a target's pair in the old object by its concrete path: the target at the same position
 // first, then, after the first miss, through an index of the old targets.
 type pairing struct {
-	was                  []targetRef
-	wasPlaces, nowPlaces *places
-	byKey                map[string]*targetRef
+	was                  []walk.Ref
+	wasPlaces, nowPlaces *walk.Places
+	byKey                map[string]*walk.Ref
 }
 
-func (p *pairing) find(i int, t *targetRef) (*targetRef, bool) {
+func (p *pairing) find(i int, t *walk.Ref) (*walk.Ref, bool) {
 	if p.byKey == nil {
-		if i < len(p.was) && p.nowPlaces.samePlace(t, p.wasPlaces, &p.was[i]) {
+		if i < len(p.was) && p.nowPlaces.SamePlace(t, p.wasPlaces, &p.was[i]) {
 			return &p.was[i], true
 		}
-		p.byKey = make(map[string]*targetRef, len(p.was))
+		p.byKey = make(map[string]*walk.Ref, len(p.was))
 		for j := range p.was {
 			w := &p.was[j]
-			p.byKey[p.wasPlaces.key(w)] = w
+			p.byKey[p.wasPlaces.Key(w)] = w
 		}
 	}
-	before, paired := p.byKey[p.nowPlaces.key(t)]
+	before, paired := p.byKey[p.nowPlaces.Key(t)]
 	return before, paired
 }
 
@@ -136,11 +137,11 @@ func (e *evaluation) guard(now, was *objectMaps) (decision, bool) {
 		var before map[string]gjson.Result
 		if was != nil {
 			if old, paired := pairs.find(i, g); paired {
-				before = membersOf(e.req.index, old.m().Result(was.doc))
+				before = membersOf(e.req.index, old.Map().Result(was.doc))
 			}
 		}
 		var refusal string
-		e.req.index.ForEach(g.m().Result(now.doc), func(key, value gjson.Result) bool {
+		e.req.index.ForEach(g.Map().Result(now.doc), func(key, value gjson.Result) bool {
 			changed := -1 // unknown until a leaf needs it
 			eachLeaf(value.Raw, key.Str, func(l leaf) bool {
 				why, always := e.leafRefusal(now, g, l)
@@ -173,7 +174,7 @@ func (e *evaluation) guard(now, was *objectMaps) (decision, bool) {
 }
 
 // leafRefusal is why a leaf of guard map g is refused: always, or only when its member changed.
-func (e *evaluation) leafRefusal(now *objectMaps, g *targetRef, l leaf) (why string, always bool) {
+func (e *evaluation) leafRefusal(now *objectMaps, g *walk.Ref, l leaf) (why string, always bool) {
 	switch {
 	case strings.Contains(l.key, "{{"):
 		return TemplateKeyRefusal(now.guardKey(g), l.key), true
@@ -203,16 +204,16 @@ func membersOf(x *rawjson.Index, obj gjson.Result) map[string]gjson.Result {
 }
 
 // checkTargetKeys refuses an untrusted requester's target map key that no pod can carry.
-func (e *evaluation) checkTargetKeys(now *objectMaps, t *targetRef) (decision, bool) {
-	if !e.kind.isDeclared() || !t.m().Exists() || e.trusted() {
+func (e *evaluation) checkTargetKeys(now *objectMaps, t *walk.Ref) (decision, bool) {
+	if !e.kind.isDeclared() || !t.Map().Exists() || e.trusted() {
 		return decision{}, false // no map yet: no key, and no closure made
 	}
 	return e.checkMapKeys(now, t)
 }
 
 // checkMapKeys is checkTargetKeys for a target whose map exists.
-func (e *evaluation) checkMapKeys(now *objectMaps, t *targetRef) (decision, bool) {
-	m := t.m().Result(now.doc)
+func (e *evaluation) checkMapKeys(now *objectMaps, t *walk.Ref) (decision, bool) {
+	m := t.Map().Result(now.doc)
 	if !m.IsObject() {
 		return decision{}, false
 	}

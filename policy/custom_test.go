@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/walk"
 )
 
 // Rules 11-13: kinds declared in customWorkloads, and rule 15 on them. The tests of the rules' revision
@@ -532,18 +533,18 @@ func TestCustomEdits_OneSpanPerObject(t *testing.T) {
 	// The one-pass splice writes valid JSON whatever the spacing, for every map alone and for all of them
 	// at once.
 	doc := ` { "spec" : { "a" : { } , "b" : null , "c" : { "annotations" : { "k" : "v" } } } } `
-	p, _ := parsePath("spec>a.annotations", false, false)
-	q, _ := parsePath("spec>b.annotations", false, false)
-	r, _ := parsePath("spec.c>annotations", false, false)
-	c := walker{doc: doc, field: "request.object", entry: AnnotationKey}
-	for _, path := range []*annotationPath{&p, &q, &r} {
-		if problem := c.walk(rawjson.Root(doc), path); problem != "" {
+	p, _ := walk.Parse("spec>a.annotations", false, false)
+	q, _ := walk.Parse("spec>b.annotations", false, false)
+	r, _ := walk.Parse("spec.c>annotations", false, false)
+	c := walk.Walker{Field: "request.object", Entry: AnnotationKey}
+	for _, path := range []*walk.Path{&p, &q, &r} {
+		if problem := c.Walk(rawjson.Root(doc), path); problem.Found() {
 			t.Fatal(problem)
 		}
 	}
 	e := edits{doc: doc, kept: new(editStorage)}
-	for i := range c.refs {
-		e.set(&c.refs[i], AnnotationKey, rawjson.Texts(nil, `"v"`))
+	for i := range c.Refs {
+		e.set(&c.Refs[i], AnnotationKey, rawjson.Texts(nil, `"v"`))
 	}
 	out, problem := e.result()
 	if problem != "" {
@@ -553,9 +554,9 @@ func TestCustomEdits_OneSpanPerObject(t *testing.T) {
 	if err := json.Unmarshal([]byte(out.String()), &got); err != nil {
 		t.Fatalf("%v: %s", err, out.String())
 	}
-	for i := range c.refs {
+	for i := range c.Refs {
 		one := edits{doc: doc, kept: new(editStorage)}
-		one.set(&c.refs[i], AnnotationKey, rawjson.Texts(nil, `"v"`))
+		one.set(&c.Refs[i], AnnotationKey, rawjson.Texts(nil, `"v"`))
 		single, problem := one.result()
 		if problem != "" {
 			t.Fatal(problem)
@@ -570,32 +571,6 @@ func TestCustomWarning_IsOneShortLine(t *testing.T) {
 	for _, n := range [][2]int{{1, 0}, {0, 1}, {1, 1}, {999, 0}, {0, 999}, {999, 999}} {
 		if w := customWarning(n[0], n[1]); len(w) >= 120 || strings.Contains(w, "\n") {
 			t.Errorf("%d replaced, %d restored: %d characters: %q", n[0], n[1], len(w), w)
-		}
-	}
-}
-
-// A path walked along with another counts its own maps against the bound of one path (docs/rules.md
-// "Cost"): three elements naming a map by each of two paths are within a bound of three, four are not.
-func TestWalk_ARiderCountsItsOwnMaps(t *testing.T) {
-	p, _ := parsePath("spec.items[*]>a.annotations", false, false)
-	q, _ := parsePath("spec.items[*]>b.annotations", false, false)
-	paths := []annotationPath{p, q}
-	if riders := ridersOf(paths); len(riders) != 1 || riders[0] != (rider{leader: 0, path: 1, at: 1}) {
-		t.Fatalf("riders %+v, want the second path riding the first from spec.items[*]", riders)
-	}
-	for n, want := range map[int]string{3: "", 4: TooManyTargetsRefusal} {
-		doc := `{"spec":{"items":[{}` + strings.Repeat(`,{}`, n-1) + `]}}`
-		w := walker{doc: doc, index: rawjson.Parse(doc), field: "request.object", entry: AnnotationKey, most: 3}
-		if got := w.walkAll(rawjson.Root(doc), paths); got != want {
-			t.Errorf("%d elements: %q, want %q", n, got, want)
-		}
-		if want == "" && len(w.refs) != 2*n {
-			t.Errorf("%d elements: %d maps, want %d", n, len(w.refs), 2*n)
-		}
-		// a path walked on its own has the same bound
-		alone := walker{doc: doc, index: rawjson.Parse(doc), field: "request.object", entry: AnnotationKey, most: 3}
-		if got := alone.walkAll(rawjson.Root(doc), paths[:1]); got != want {
-			t.Errorf("%d elements, one path: %q, want %q", n, got, want)
 		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/walk"
 )
 
 // CustomWorkload is one entry of the customWorkloads setting: an operator's custom resource whose
@@ -14,8 +16,8 @@ type CustomWorkload struct {
 	Kind            string
 	AnnotationPaths []string
 	GuardPaths      []string
-	annotations     []annotationPath
-	guards          []annotationPath
+	annotations     []walk.Path
+	guards          []walk.Path
 }
 
 // customWorkloadKeys are the keys of an entry, in the order messages list them.
@@ -159,13 +161,13 @@ func nestedPathProblems(w *CustomWorkload, at string, problem func(key, msg stri
 	}
 	first := make(map[string]int, len(w.annotations))
 	for k := range w.annotations {
-		if key := w.annotations[k].segmentsKey(len(w.annotations[k].segments)); first[key] == 0 {
+		if key := w.annotations[k].SegmentsKey(len(w.annotations[k].Segments)); first[key] == 0 {
 			first[key] = k + 1
 		}
 	}
 	for j := range w.annotations {
-		for n := 1; n < len(w.annotations[j].segments); n++ {
-			if k := first[w.annotations[j].segmentsKey(n)] - 1; k >= 0 {
+		for n := 1; n < len(w.annotations[j].Segments); n++ {
+			if k := first[w.annotations[j].SegmentsKey(n)] - 1; k >= 0 {
 				problem(at+".annotationPaths["+strconv.Itoa(j)+"]", strconv.Quote(w.AnnotationPaths[j])+
 					" lies inside the map of annotationPaths["+strconv.Itoa(k)+"] ("+strconv.Quote(w.AnnotationPaths[k])+
 					"): an annotations map holds strings, not other maps")
@@ -176,7 +178,7 @@ func nestedPathProblems(w *CustomWorkload, at string, problem func(key, msg stri
 }
 
 // parsePaths reads a list of path strings (a non-list is reported by the caller).
-func parsePaths(list gjson.Result, at string, guard bool, problem func(key, msg string)) ([]string, []annotationPath) {
+func parsePaths(list gjson.Result, at string, guard bool, problem func(key, msg string)) ([]string, []walk.Path) {
 	if !list.IsArray() {
 		return nil, nil
 	}
@@ -185,7 +187,7 @@ func parsePaths(list gjson.Result, at string, guard bool, problem func(key, msg 
 		n++
 		return true
 	})
-	texts, paths := make([]string, 0, n), make([]annotationPath, 0, n)
+	texts, paths := make([]string, 0, n), make([]walk.Path, 0, n)
 	j := -1
 	list.ForEach(func(_, item gjson.Result) bool {
 		j++
@@ -194,7 +196,7 @@ func parsePaths(list gjson.Result, at string, guard bool, problem func(key, msg 
 			problem(key(), "must be a string (a path such as spec.driver>annotations), not "+jsonTypeName(item))
 			return true
 		}
-		p, why := parsePath(item.Str, guard, false)
+		p, why := walk.Parse(item.Str, guard, false)
 		if why != "" {
 			problem(key(), strconv.Quote(item.Str)+": "+why)
 			return true

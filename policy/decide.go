@@ -4,6 +4,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/walk"
 )
 
 // The rules, once for every kind: walk the kind's paths, decide on each target in turn, write every
@@ -35,7 +36,7 @@ func (e *evaluation) create() decision {
 		if d, refused := e.checkTargetKeys(&now, t); refused {
 			return d
 		}
-		if d, refused := c.asOnCreate(&now, t, t.value().Result(now.doc)); refused {
+		if d, refused := c.asOnCreate(&now, t, t.Value().Result(now.doc)); refused {
 			return d
 		}
 	}
@@ -75,7 +76,7 @@ func (e *evaluation) update() decision {
 		if paired {
 			d, refused = c.asOnUpdate(now, t, was, before)
 		} else { // a new element: as on CREATE
-			d, refused = c.asOnCreate(now, t, t.value().Result(now.doc))
+			d, refused = c.asOnCreate(now, t, t.Value().Result(now.doc))
 		}
 		if refused {
 			return d
@@ -85,7 +86,7 @@ func (e *evaluation) update() decision {
 }
 
 // updateMaps finds the targets of an UPDATE's two objects: walked together when the kind is declared
-// and the request is not a status-write shape (pairwalk.go), otherwise, or when bad input stops the
+// and the request is not a status-write shape (walk.Paired), otherwise, or when bad input stops the
 // paired walk, each object on its own.
 func (e *evaluation) updateMaps(untouched bool) (now, was objectMaps, _ decision, refused bool) {
 	if untouched || !e.kind.isDeclared() || e.storage.walkApart {
@@ -131,7 +132,7 @@ func (e *evaluation) walkRefusal(problem string) decision {
 
 // immutable applies rules 5, 14b, 15 and 16 to a Pod's UPDATE.
 func (e *evaluation) immutable(now, was *objectMaps) decision {
-	if !sameEntry(was.targets[0].value().Result(was.doc), now.targets[0].value().Result(now.doc)) {
+	if !sameEntry(was.targets[0].Value().Result(was.doc), now.targets[0].Value().Result(now.doc)) {
 		e.warn("refused a change of " + AnnotationKey + " on an existing pod (rule 5)")
 		return reject(Rule5Refusal)
 	}
@@ -153,7 +154,7 @@ func (e *evaluation) immutable(now, was *objectMaps) decision {
 
 // labelChanged reports whether the legacy label changed where rules 5 and 9 guard it.
 func labelChanged(now, was *objectMaps, legacyLabel string) bool {
-	return legacyLabel != "" && was.labels != nil && !was.targets[0].value().Exists() && !sameEntry(was.label(), now.label())
+	return legacyLabel != "" && was.labels != nil && !was.targets[0].Value().Exists() && !sameEntry(was.label(), now.label())
 }
 
 // refuseIdentity applies, for an untrusted requester, rules 13 and 15 to the guard maps and rule 14 to the
@@ -179,8 +180,8 @@ func (e *evaluation) refuseIdentity(now, was *objectMaps) (decision, bool) {
 // checkValues validates every value present in the targets (a trusted requester's).
 func (e *evaluation) checkValues(m *objectMaps) (decision, bool) {
 	for i := range m.targets {
-		if t := &m.targets[i]; t.value().Exists() {
-			if problem := CheckSuppliedValue(t.value().Result(m.doc).Str); problem != "" {
+		if t := &m.targets[i]; t.Value().Exists() {
+			if problem := CheckSuppliedValue(t.Value().Result(m.doc).Str); problem != "" {
 				return e.invalidValueIn(e.place(m, t), problem), true
 			}
 		}
@@ -189,7 +190,7 @@ func (e *evaluation) checkValues(m *objectMaps) (decision, bool) {
 }
 
 // place names a target in a message about its value.
-func (e *evaluation) place(m *objectMaps, t *targetRef) string {
+func (e *evaluation) place(m *objectMaps, t *walk.Ref) string {
 	if e.kind.where != "" {
 		return e.kind.where
 	}
@@ -238,7 +239,7 @@ func (c *change) oneValueOf(m *objectMaps) {
 	}
 	var one gjson.Result
 	for i := range m.targets {
-		v := m.targets[i].value().Result(m.doc)
+		v := m.targets[i].Value().Result(m.doc)
 		switch {
 		case !v.Exists():
 		case !one.Exists():
@@ -273,7 +274,7 @@ func (c *change) stamped() gjson.Result {
 }
 
 // asOnCreate applies rules 1-3 (11 for a declared kind) to one target whose annotation is value.
-func (c *change) asOnCreate(m *objectMaps, t *targetRef, value gjson.Result) (decision, bool) {
+func (c *change) asOnCreate(m *objectMaps, t *walk.Ref, value gjson.Result) (decision, bool) {
 	e := c.e
 	carried, stamp := value, false // the target's value in the answer, for rule 16
 	if value.Exists() && c.hasLabel(m) {
@@ -324,13 +325,13 @@ func (c *change) labelStands(m *objectMaps) bool {
 }
 
 // asOnUpdate applies rules 6-9 (12 for a declared kind) to one target and its pair in the old object.
-func (c *change) asOnUpdate(now *objectMaps, t *targetRef, was *objectMaps, before *targetRef) (decision, bool) {
+func (c *change) asOnUpdate(now *objectMaps, t *walk.Ref, was *objectMaps, before *walk.Ref) (decision, bool) {
 	e := c.e
 	labelChange := labelChanged(now, was, e.settings.LegacyUserLabel)
-	if sameBytes(now.doc, t.m(), was.doc, before.m()) && !labelChange {
+	if sameBytes(now.doc, t.Map(), was.doc, before.Map()) && !labelChange {
 		return decision{}, false // unchanged, byte for byte (a controller's status write): nothing to unescape
 	}
-	value, beforeValue := t.value().Result(now.doc), before.value().Result(was.doc)
+	value, beforeValue := t.Value().Result(now.doc), before.Value().Result(was.doc)
 	annotationChange := !sameEntry(beforeValue, value)
 	carried := value // the target's value in the answer, for rule 16
 	switch {
@@ -360,7 +361,7 @@ func (c *change) asOnUpdate(now *objectMaps, t *targetRef, was *objectMaps, befo
 }
 
 // restore puts back key's old value in the map ref names: removed when there was none.
-func (c *change) restore(ref *targetRef, key string, old gjson.Result) {
+func (c *change) restore(ref *walk.Ref, key string, old gjson.Result) {
 	if old.Exists() {
 		c.edits.set(ref, key, rawjson.Texts(nil, old.Raw))
 		return

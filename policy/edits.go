@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/walk"
 )
 
 // edits collects the changes to one document's target maps, spliced in one pass; changes below one object
@@ -21,37 +22,37 @@ type edits struct {
 // with no rest, old is the value replaced, or absent).
 type keyWrite struct {
 	obj   rawjson.Ref
-	rest  []segment
+	rest  []walk.Segment
 	old   rawjson.Ref
 	key   string // the annotation, or the legacy label
 	value []rawjson.Part
 }
 
 // set sets key in the map ref names to valueJSON, creating the map and what is missing above it.
-func (e *edits) set(ref *targetRef, key string, valueJSON []rawjson.Part) {
-	e.writes = append(e.writes, keyWrite{obj: ref.holder(), rest: ref.restSegments(), old: ref.entry, key: key, value: valueJSON})
+func (e *edits) set(ref *walk.Ref, key string, valueJSON []rawjson.Part) {
+	e.writes = append(e.writes, keyWrite{obj: ref.Holder(), rest: ref.RestSegments(), old: ref.Entry, key: key, value: valueJSON})
 	// Kept at every set: a refusal may end the evaluation, and the next one zeroes what was kept.
 	e.kept.writes.keep(e.writes)
 }
 
 // replace sets key, whose value old is in the map ref names, to a value the caller fills in later at the
 // index in e.writes it returns.
-func (e *edits) replace(ref *targetRef, key string, old rawjson.Ref) int {
-	e.writes = append(e.writes, keyWrite{obj: ref.m(), old: old, key: key})
+func (e *edits) replace(ref *walk.Ref, key string, old rawjson.Ref) int {
+	e.writes = append(e.writes, keyWrite{obj: ref.Map(), old: old, key: key})
 	e.kept.writes.keep(e.writes)
 	return len(e.writes) - 1
 }
 
 // remove deletes key from the map ref names (which holds it).
-func (e *edits) remove(ref *targetRef, key string) {
-	e.more = append(e.more, rawjson.RemoveMember(e.index, e.doc, ref.m().Result(e.doc), key).Span)
+func (e *edits) remove(ref *walk.Ref, key string) {
+	e.more = append(e.more, rawjson.RemoveMember(e.index, e.doc, ref.Map().Result(e.doc), key).Span)
 }
 
 // names is the write's names below obj: rest, then the key.
 func (s *keyWrite) names() []string {
 	names := make([]string, 0, len(s.rest)+1)
 	for _, seg := range s.rest {
-		names = append(names, seg.name)
+		names = append(names, seg.Name)
 	}
 	return append(names, s.key)
 }
@@ -81,7 +82,7 @@ func quoted(parts []rawjson.Part, name string) []rawjson.Part {
 	switch {
 	case name == AnnotationKey:
 		return rawjson.Texts(parts, quotedAnnotationKey)
-	case !isPathName(name):
+	case !walk.IsPathName(name):
 		return rawjson.Texts(parts, rawjson.Quote(name))
 	}
 	return rawjson.Texts(parts, `"`, name, `"`)
@@ -135,7 +136,7 @@ func (t *tree) members(parts []rawjson.Part) []rawjson.Part {
 // sharedText identifies a change's text by what it is made of: segments, value and form.
 type sharedText struct {
 	key           string
-	rest          *segment
+	rest          *walk.Segment
 	restLen       int
 	value         *rawjson.Part
 	valueLen      int

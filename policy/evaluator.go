@@ -1,6 +1,10 @@
 package policy
 
-import "github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
+import (
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
+
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/walk"
+)
 
 // Evaluator decides validate payloads one after another, keeping the records an evaluation makes (the
 // index's, the walks', the edits') for the next (docs/runtime.md "Storage kept between evaluations"). It may
@@ -48,7 +52,7 @@ type objectStorage struct {
 
 // walkStorage is the storage of a walker's records.
 type walkStorage struct {
-	refs   reused[targetRef]
+	refs   reused[walk.Ref]
 	values reused[int32]
 	names  reused[string]
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/walk"
 )
 
 // The fuzz targets check properties, not just "no panic". `make fuzz` runs each for a while; plain
@@ -248,29 +249,29 @@ func FuzzPath(f *testing.F) {
 		f.Add(p, true)
 	}
 	f.Fuzz(func(t *testing.T, text string, guard bool) {
-		p, problem := parsePath(text, guard, false)
+		p, problem := walk.Parse(text, guard, false)
 		if problem != "" {
 			return
 		}
-		n := len(p.segments)
-		if n == 0 || n > maxPathSegments || p.segments[n-1].wild != "" || p.create < 0 || p.create > n ||
-			guard && p.create != n || !guard && p.create == n {
+		n := len(p.Segments)
+		if n == 0 || n > walk.MaxSegments || p.Segments[n-1].Wild != "" || p.Create < 0 || p.Create > n ||
+			guard && p.Create != n || !guard && p.Create == n {
 			t.Fatalf("%q: accepted %+v", text, p)
 		}
 		marker := strings.Contains(text, ">") // else create is where the default puts it: the last segment
 		var b strings.Builder
-		for i, s := range p.segments {
+		for i, s := range p.Segments {
 			switch {
-			case marker && i == p.create:
+			case marker && i == p.Create:
 				b.WriteString(">")
 			case i > 0:
 				b.WriteString(".")
 			}
-			if i >= p.create && s.wild != "" {
+			if i >= p.Create && s.Wild != "" {
 				t.Fatalf("%q: a wildcard after the marker", text)
 			}
-			b.WriteString(s.name)
-			b.WriteString(s.wild)
+			b.WriteString(s.Name)
+			b.WriteString(s.Wild)
 		}
 		if b.String() != text {
 			t.Fatalf("%q reads back as %q", text, b.String())
@@ -340,24 +341,18 @@ func FuzzCustomKind(f *testing.F) {
 				t.Fatalf("the splice changed more than the annotations (-before +after):\n%s", diff)
 			}
 		}
-		w := walker{doc: result, index: rawjson.Parse(result), field: "request.object", kind: "K", entry: AnnotationKey}
+		w := walk.Walker{Index: rawjson.Parse(result), Field: "request.object", Entry: AnnotationKey}
 		for i := range kind.annotations {
-			if problem := w.walk(rawjson.Root(result), &kind.annotations[i]); problem != "" {
-				t.Fatalf("accepted, but the result is bad input: %s\n%s", problem, result)
+			if problem := w.Walk(rawjson.Root(result), &kind.annotations[i]); problem.Found() {
+				t.Fatalf("accepted, but the result is bad input: %s\n%s", walkProblemText(problem, "K"), result)
 			}
 		}
-		for i := range w.refs {
-			if ref, value := &w.refs[i], w.refs[i].value().Result(result); value.Str != stamp {
-				t.Fatalf("%s holds %q after bob's CREATE, want bob's identity:\n%s", w.places.key(ref), value.Raw, result)
+		for i := range w.Refs {
+			if ref, value := &w.Refs[i], w.Refs[i].Value().Result(result); value.Str != stamp {
+				t.Fatalf("%s holds %q after bob's CREATE, want bob's identity:\n%s", w.Places.Key(ref), value.Raw, result)
 			}
 		}
 	})
-}
-
-func evaluateRawNoCheck(payload []byte, logger *Logger) (response, error) {
-	var resp response
-	err := json.Unmarshal(Validate(payload, logger), &resp)
-	return resp, err
 }
 
 // withoutAnnotation drops the annotation key from every object in v.
@@ -435,15 +430,15 @@ func FuzzCustomKindUpdate(f *testing.F) {
 	kind, _ := settings.customKind("x.io", "K")
 	maps := func(t *testing.T, doc string) map[string]gjson.Result {
 		t.Helper()
-		w := walker{doc: doc, index: rawjson.Parse(doc), field: "request.object", kind: "K", entry: AnnotationKey}
+		w := walk.Walker{Index: rawjson.Parse(doc), Field: "request.object", Entry: AnnotationKey}
 		out := map[string]gjson.Result{}
 		for i := range kind.annotations {
-			if problem := w.walk(rawjson.Root(doc), &kind.annotations[i]); problem != "" {
-				t.Fatalf("accepted, but bad input: %s\n%s", problem, doc)
+			if problem := w.Walk(rawjson.Root(doc), &kind.annotations[i]); problem.Found() {
+				t.Fatalf("accepted, but bad input: %s\n%s", walkProblemText(problem, "K"), doc)
 			}
 		}
-		for i := range w.refs {
-			out[w.places.key(&w.refs[i])] = w.refs[i].value().Result(doc)
+		for i := range w.Refs {
+			out[w.Places.Key(&w.Refs[i])] = w.Refs[i].Value().Result(doc)
 		}
 		return out
 	}
@@ -532,14 +527,14 @@ func checkUnchangedAround(t *testing.T, payload []byte, kind *CustomWorkload) {
 	if problem != "" {
 		t.Fatalf("unchanged around every map, but the old object is bad input: %s\n%s", problem, payload)
 	}
-	same := func(what string, a, b []targetRef, aPlaces, bPlaces *places) {
+	same := func(what string, a, b []walk.Ref, aPlaces, bPlaces *walk.Places) {
 		if len(a) != len(b) {
 			t.Fatalf("unchanged around every map, but the old object has %d %s, the new %d:\n%s", len(b), what, len(a), payload)
 		}
 		for i := range a {
-			if aPlaces.key(&a[i]) != bPlaces.key(&b[i]) || !sameBytes(now.doc, a[i].m(), was.doc, b[i].m()) ||
-				!sameBytes(now.doc, a[i].value(), was.doc, b[i].value()) || !sameBytes(now.doc, a[i].old(), was.doc, b[i].old()) {
-				t.Fatalf("unchanged around every map, but %s %s differs in the old object:\n%s", what, aPlaces.key(&a[i]), payload)
+			if aPlaces.Key(&a[i]) != bPlaces.Key(&b[i]) || !sameBytes(now.doc, a[i].Map(), was.doc, b[i].Map()) ||
+				!sameBytes(now.doc, a[i].Value(), was.doc, b[i].Value()) || !sameBytes(now.doc, a[i].Old(), was.doc, b[i].Old()) {
+				t.Fatalf("unchanged around every map, but %s %s differs in the old object:\n%s", what, aPlaces.Key(&a[i]), payload)
 			}
 		}
 	}
@@ -683,24 +678,25 @@ func FuzzRule14b(f *testing.F) {
 // maps at the same places, or the same first problem).
 func checkRidersWalkAsAlone(t *testing.T, doc string, kind *CustomWorkload) {
 	t.Helper()
-	for _, paths := range [][]annotationPath{kind.annotations, kind.guards} {
+	for _, paths := range [][]walk.Path{kind.annotations, kind.guards} {
 		x := rawjson.Parse(doc)
-		together := walker{doc: doc, index: x, field: "request.object", kind: "K", entry: AnnotationKey}
-		alone := walker{doc: doc, index: x, field: "request.object", kind: "K", entry: AnnotationKey}
-		got, want := together.walkAll(rawjson.Root(doc), paths), alone.walkEach(rawjson.Root(doc), paths)
+		together := walk.Walker{Index: x, Field: "request.object", Entry: AnnotationKey}
+		alone := walk.Walker{Index: x, Field: "request.object", Entry: AnnotationKey}
+		got, want := together.WalkAll(rawjson.Root(doc), paths), alone.WalkEach(rawjson.Root(doc), paths)
 		if got != want {
-			t.Fatalf("walked together: %q, alone: %q\n%s", got, want, doc)
+			t.Fatalf("walked together: %+v, alone: %+v\n%s", got, want, doc)
 		}
-		if got != "" {
+		if got.Found() {
 			continue
 		}
-		a, b := inDocumentOrder(together.refs), inDocumentOrder(alone.refs)
+		a, b := walk.InDocumentOrder(together.Refs), walk.InDocumentOrder(alone.Refs)
 		if len(a) != len(b) {
 			t.Fatalf("walked together: %d maps, alone: %d\n%s", len(a), len(b), doc)
 		}
 		for i := range a {
-			if together.places.key(&a[i]) != alone.places.key(&b[i]) || a[i].where != b[i].where || a[i].entry != b[i].entry || a[i].rest != b[i].rest {
-				t.Fatalf("walked together, map %d is %s, alone %s\n%s", i, together.places.key(&a[i]), alone.places.key(&b[i]), doc)
+			if together.Places.Key(&a[i]) != alone.Places.Key(&b[i]) || a[i].Where != b[i].Where || a[i].Entry != b[i].Entry ||
+				len(a[i].RestSegments()) != len(b[i].RestSegments()) {
+				t.Fatalf("walked together, map %d is %s, alone %s\n%s", i, together.Places.Key(&a[i]), alone.Places.Key(&b[i]), doc)
 			}
 		}
 	}

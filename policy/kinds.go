@@ -1,6 +1,10 @@
 package policy
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/walk"
+)
 
 // Handling is which of the numbered rules apply to a built-in kind; a declared kind's is 0.
 type Handling uint8
@@ -22,7 +26,7 @@ type Kind struct {
 	// Resources are the webhook rule resources whose requests carry this kind ("pods", "pods/status").
 	Resources  []string
 	Operations []string
-	// Path names the guarded annotations map in customWorkloads' path syntax (paths.go): the maps after
+	// Path names the guarded annotations map in customWorkloads' path syntax (walk.Parse): the maps after
 	// ">" are created when missing or null. A Binding's map is only read (rule 10).
 	Path     string
 	Handling Handling
@@ -74,9 +78,9 @@ func (k *Kind) handles(operation string) bool {
 type workload struct {
 	name     string   // for messages
 	handling Handling // 0 for a declared kind
-	targets  []annotationPath
-	guards   []annotationPath
-	labels   *annotationPath // a built-in kind's labels map, beside its target; nil for a declared kind
+	targets  []walk.Path
+	guards   []walk.Path
+	labels   *walk.Path // a built-in kind's labels map, beside its target; nil for a declared kind
 	// where names a built-in kind's target metadata in messages ("spec.template.metadata").
 	where string
 	voice voice
@@ -87,11 +91,11 @@ func (w *workload) isDeclared() bool { return w.handling == 0 }
 
 func builtin(k *Kind) workload {
 	// TestKinds_TableIsConsistent parses both paths of every kind.
-	target, _ := parsePath(k.Path, false, true)
-	labels, _ := parsePath(strings.TrimSuffix(k.Path, "annotations")+"labels", false, true)
-	target.required, labels.required = true, true
-	return workload{name: k.Kind, handling: k.Handling, targets: []annotationPath{target}, labels: &labels,
-		where: strings.TrimSuffix(target.plain, ".annotations"), voice: builtinVoice{}}
+	target, _ := walk.Parse(k.Path, false, true)
+	labels, _ := walk.Parse(strings.TrimSuffix(k.Path, "annotations")+"labels", false, true)
+	target.Required, labels.Required = true, true
+	return workload{name: k.Kind, handling: k.Handling, targets: []walk.Path{target}, labels: &labels,
+		where: strings.TrimSuffix(target.Plain, ".annotations"), voice: builtinVoice{}}
 }
 
 // declared is a kind declared in customWorkloads.

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/walk"
 )
 
 // The table's paths must say what the walk does for the built-in kinds: the guarded map is
@@ -39,7 +41,7 @@ func TestKinds_TableIsConsistent(t *testing.T) {
 			t.Errorf("%s: container of %q (-want +got):\n%s", id, k.Path, diff)
 		}
 		for _, path := range []string{k.Path, strings.TrimSuffix(k.Path, "annotations") + "labels"} {
-			if _, problem := parsePath(path, false, true); problem != "" {
+			if _, problem := walk.Parse(path, false, true); problem != "" {
 				t.Errorf("%s: path %q: %s", id, path, problem)
 			}
 		}

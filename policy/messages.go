@@ -2,6 +2,8 @@ package policy
 
 import (
 	"strconv"
+
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/walk"
 )
 
 // The messages a request is refused with, by rule number (docs/rules.md).
@@ -121,7 +123,31 @@ func duplicateMember(name string) string {
 	return occursTwice(name) + ": JSON readers disagree on which copy counts, so the policy trusts neither"
 }
 
+// notAString is the bad-input message for an entry key of the map at path that is not a string.
+func notAString(path, key string) string {
+	return path + "[" + strconv.Quote(key) + "] must be a string"
+}
+
+// walkProblemText words a problem the walk of a kind's paths met in an object.
+func walkProblemText(p walk.Problem, kind string) string {
+	switch p.Fault {
+	case walk.DuplicateKey:
+		return duplicateKey(p.At, p.Key)
+	case walk.NotAnObject:
+		return p.At + " must be an object"
+	case walk.NotAStringMap:
+		return p.At + " must be an object of strings"
+	case walk.NoPodTemplate:
+		return p.At + " is missing or not an object: a " + kind + " needs a pod template"
+	case walk.NotAString:
+		return notAString(p.At, p.Key)
+	case walk.TooManyMaps:
+		return TooManyTargetsRefusal
+	}
+	return ""
+}
+
 // duplicateKey is duplicateMember for key in the map at path, named as a concrete path names it.
 func duplicateKey(path, key string) string {
-	return duplicateMember(path + string(appendMember(nil, key)))
+	return duplicateMember(path + string(walk.AppendMember(nil, key)))
 }

@@ -481,6 +481,8 @@ func dnsSubdomain(s string) bool {
 	return true
 }
 
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
 func labelName(s string) bool {
 	alnum := func(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || isDigit(c) }
 	if !alnum(s[0]) || !alnum(s[len(s)-1]) {

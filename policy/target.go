@@ -1,38 +1,38 @@
 package policy
 
 import (
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/walk"
 )
 
 // objectMaps is what the kind's paths name in one object: the targets, a declared kind's guard maps, and
 // beside a built-in kind's one target its labels and what rules 14 and 15 read.
 type objectMaps struct {
-	doc            string // the object's JSON text: every targetRef is an offset into it
-	targets, guard []targetRef
-	// places and guardPlaces hold what makes the refs' concrete paths (targetRef.placeAt).
-	places, guardPlaces places
-	labels              *targetRef // nil for a declared kind
+	doc            string // the object's JSON text: every walk.Ref is an offset into it
+	targets, guard []walk.Ref
+	// places and guardPlaces hold what makes the refs' concrete paths (walk.Ref.placeAt).
+	places, guardPlaces walk.Places
+	labels              *walk.Ref // nil for a declared kind
 	identity            podIdentity
 }
 
 // key is a target's concrete path, for a message.
-func (m *objectMaps) key(t *targetRef) string { return m.places.key(t) }
+func (m *objectMaps) key(t *walk.Ref) string { return m.places.Key(t) }
 
 // guardKey is a guard map's concrete path, for a message.
-func (m *objectMaps) guardKey(g *targetRef) string { return m.guardPlaces.key(g) }
+func (m *objectMaps) guardKey(g *walk.Ref) string { return m.guardPlaces.Key(g) }
 
 // label is the legacy label's value; absent when not set, not read, or for a declared kind.
 func (m *objectMaps) label() gjson.Result {
 	if m.labels == nil {
 		return gjson.Result{}
 	}
-	return m.labels.value().Result(m.doc)
+	return m.labels.Value().Result(m.doc)
 }
 
 // walk walks the kind's paths over object, named field in messages; a problem is a bad-input message.
@@ -42,29 +42,54 @@ func (e *evaluation) walk(object gjson.Result, field string, kept *objectStorage
 	if !object.IsObject() {
 		return objectMaps{}, field + " is missing or not an object"
 	}
-	w := e.targetWalker(object, field)
-	w.most, w.existing = most, existing
-	if problem := kept.targets.walk(&w, rawjson.Root(object.Raw), e.kind.targets); problem != "" {
-		return objectMaps{}, problem
+	w := e.targetWalker(field)
+	w.Most, w.Existing = most, existing
+	if problem := kept.targets.walk(&w, rawjson.Root(object.Raw), e.kind.targets); problem.Found() {
+		return objectMaps{}, e.walkProblem(problem)
 	}
 	return e.besideTargets(object, field, kept, &w)
 }
 
-// targetWalker is the walker of the kind's annotation paths over object.
-func (e *evaluation) targetWalker(object gjson.Result, field string) walker {
-	return walker{doc: object.Raw, index: e.req.index, field: field, kind: e.kind.name, entry: AnnotationKey}
+// targetWalker is the walker of the kind's annotation paths over the object at field.
+func (e *evaluation) targetWalker(field string) walk.Walker {
+	return walk.Walker{Index: e.req.index, Field: field, Entry: AnnotationKey}
+}
+
+// walkPaired walks both objects of an UPDATE of a declared kind together. ok is false when either is not
+// an object or a walk met a problem: walking each object by itself then gives the message. refused says
+// the new object alone names more maps than a 3 MiB answer holds (docs/rules.md "Cost").
+func (e *evaluation) walkPaired() (now, was objectMaps, ok, refused bool) {
+	object, old := e.req.object, e.req.oldObject
+	if !object.IsObject() || !old.IsObject() {
+		return now, was, false, false
+	}
+	wNow, wWas := e.targetWalker("request.object"), e.targetWalker("request.oldObject")
+	e.storage.object.targets.lend(&wNow)
+	e.storage.oldObject.targets.lend(&wWas)
+	ok, refused = walk.Paired(&wNow, &wWas, rawjson.Root(object.Raw), rawjson.Root(old.Raw), e.kind.targets, mostMaps(object))
+	e.storage.object.targets.keep(&wNow)
+	e.storage.oldObject.targets.keep(&wWas)
+	if !ok {
+		return now, was, false, refused
+	}
+	now, problem := e.besideTargets(object, "request.object", &e.storage.object, &wNow)
+	if problem != "" {
+		return now, was, false, false
+	}
+	was, problem = e.besideTargets(old, "request.oldObject", &e.storage.oldObject, &wWas)
+	return now, was, problem == "", false
 }
 
 // besideTargets walks what the kind reads beside the targets w found in object (guard maps, a built-in
 // kind's labels) and returns them all.
-func (e *evaluation) besideTargets(object gjson.Result, field string, kept *objectStorage, w *walker) (objectMaps, string) {
+func (e *evaluation) besideTargets(object gjson.Result, field string, kept *objectStorage, w *walk.Walker) (objectMaps, string) {
 	k := &e.kind
 	root := rawjson.Root(object.Raw)
-	g := walker{doc: object.Raw, index: e.req.index, field: field, kind: k.name}
-	if problem := kept.guards.walk(&g, root, k.guards); problem != "" {
-		return objectMaps{}, problem
+	g := walk.Walker{Index: e.req.index, Field: field}
+	if problem := kept.guards.walk(&g, root, k.guards); problem.Found() {
+		return objectMaps{}, e.walkProblem(problem)
 	}
-	m := objectMaps{doc: object.Raw, targets: inDocumentOrder(w.refs), guard: inDocumentOrder(g.refs), places: w.places, guardPlaces: g.places}
+	m := objectMaps{doc: object.Raw, targets: walk.InDocumentOrder(w.Refs), guard: walk.InDocumentOrder(g.Refs), places: w.Places, guardPlaces: g.Places}
 	if k.labels == nil {
 		return m, ""
 	}
@@ -73,6 +98,9 @@ func (e *evaluation) besideTargets(object gjson.Result, field string, kept *obje
 	problem := e.readLabels(&m, root, field)
 	return m, problem
 }
+
+// walkProblem words a problem the walk of the kind's paths met.
+func (e *evaluation) walkProblem(p walk.Problem) string { return walkProblemText(p, e.kind.name) }
 
 // mostTargets is how many maps one path may name in a CREATE's object before the answer is certainly over
 // 3 MiB (docs/rules.md "Cost"); 0 for no bound, as for a system user's CREATE, which stamps nothing (rule 4).
@@ -101,40 +129,40 @@ const mostStamped = maxObjectBytes / minStampBytes
 // readLabels reads rule 14's sources and the legacy label from the pod labels beside a built-in kind's
 // one target.
 func (e *evaluation) readLabels(m *objectMaps, root gjson.Result, field string) string {
-	l := walker{doc: m.doc, index: e.req.index, field: field, kind: e.kind.name}
-	if problem := l.walk(root, e.kind.labels); problem != "" {
-		return problem
+	l := walk.Walker{Index: e.req.index, Field: field}
+	if problem := l.Walk(root, e.kind.labels); problem.Found() {
+		return e.walkProblem(problem)
 	}
-	m.labels = &l.refs[0]
-	labels := m.labels.m().Result(m.doc)
-	labelsAt, annotationsAt := mapPath{field, e.kind.labels.plain}, mapPath{field, e.kind.targets[0].plain}
+	m.labels = &l.Refs[0]
+	labels := m.labels.Map().Result(m.doc)
+	labelsAt, annotationsAt := mapPath{field, e.kind.labels.Plain}, mapPath{field, e.kind.targets[0].Plain}
 	var problem string
-	m.identity, problem = readPodIdentity(e.req.index, labels, m.targets[0].m().Result(m.doc), labelsAt, annotationsAt)
+	m.identity, problem = readPodIdentity(e.req.index, labels, m.targets[0].Map().Result(m.doc), labelsAt, annotationsAt)
 	if problem != "" || e.settings.LegacyUserLabel == "" || !labels.IsObject() {
 		return problem
 	}
 	value, problem := stringEntry(e.req.index, labels, e.settings.LegacyUserLabel, labelsAt)
-	m.labels.entry = rawjson.RefOf(value) // the labels exist: stringEntry read them
+	m.labels.Entry = rawjson.RefOf(value) // the labels exist: stringEntry read them
 	return problem
 }
 
 // walk walks paths over root with w, keeping its records in s whatever the outcome.
-func (s *walkStorage) walk(w *walker, root gjson.Result, paths []annotationPath) string {
+func (s *walkStorage) walk(w *walk.Walker, root gjson.Result, paths []walk.Path) walk.Problem {
 	s.lend(w)
-	problem := w.walkAll(root, paths)
+	problem := w.WalkAll(root, paths)
 	s.keep(w)
 	return problem
 }
 
 // lend gives w the storage to record in; keep takes it back, grown as w grew it.
-func (s *walkStorage) lend(w *walker) {
-	w.refs, w.places = s.refs.take(0), places{values: s.values.take(0), names: s.names.take(0)}
+func (s *walkStorage) lend(w *walk.Walker) {
+	w.Refs, w.Places = s.refs.take(0), walk.Places{Values: s.values.take(0), Names: s.names.take(0)}
 }
 
-func (s *walkStorage) keep(w *walker) {
-	s.refs.keep(w.refs)
-	s.values.keep(w.places.values)
-	s.names.keep(w.places.names)
+func (s *walkStorage) keep(w *walk.Walker) {
+	s.refs.keep(w.Refs)
+	s.values.keep(w.Places.Values)
+	s.names.keep(w.Places.Names)
 }
 
 // mapPath names a map in messages (request.object and the path), joined only when a message is written.
@@ -149,7 +177,7 @@ func stringEntry(x *rawjson.Index, m gjson.Result, key string, at mapPath) (gjso
 	case dup:
 		return v, duplicateKey(at.String(), key)
 	case v.Exists() && v.Type != gjson.String:
-		return v, at.String() + "[" + strconv.Quote(key) + "] must be a string"
+		return v, notAString(at.String(), key)
 	}
 	return v, ""
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/walk"
 )
 
 // Rules 15 and 16: task groups are read strictly (docs/rules.md "Task groups (rules 15 and 16)"): a value
@@ -293,11 +294,11 @@ type groupsRewrite struct {
 }
 
 // taskGroupsOf is a target's task-groups value (absent when it has none, or it is not a string).
-func (e *evaluation) taskGroupsOf(m *objectMaps, t *targetRef) (gjson.Result, string) {
+func (e *evaluation) taskGroupsOf(m *objectMaps, t *walk.Ref) (gjson.Result, string) {
 	if m.labels != nil {
 		return m.identity.taskGroups, ""
 	}
-	obj := t.m().Result(m.doc)
+	obj := t.Map().Result(m.doc)
 	if !obj.IsObject() {
 		return gjson.Result{}, ""
 	}
@@ -314,7 +315,7 @@ func (e *evaluation) taskGroupsOf(m *objectMaps, t *targetRef) (gjson.Result, st
 // groups applies rules 15 and 16 to one target (but a Pod's UPDATE): carried is its user.info value in the
 // answer (absent for none; stamp: the value stampJSON writes, made only if needed), before its pair in was (nil on
 // CREATE and for a new target).
-func (c *change) groups(m *objectMaps, t *targetRef, carried gjson.Result, stamp bool, was *objectMaps, before *targetRef) (decision, bool) {
+func (c *change) groups(m *objectMaps, t *walk.Ref, carried gjson.Result, stamp bool, was *objectMaps, before *walk.Ref) (decision, bool) {
 	e := c.e
 	now, problem := e.taskGroupsOf(m, t)
 	if problem != "" {
@@ -332,7 +333,7 @@ func (c *change) groups(m *objectMaps, t *targetRef, carried gjson.Result, stamp
 		if problem != "" {
 			return badInput(problem), true
 		}
-		wasValue := before.value().Result(was.doc)
+		wasValue := before.Value().Result(was.doc)
 		groupsNew = !sameEntry(wasGroups, now)
 		valueNew = !carried.Exists() || !wasValue.Exists() || wasValue.Str != carried.Str
 	}
@@ -358,7 +359,7 @@ func (c *change) groups(m *objectMaps, t *targetRef, carried gjson.Result, stamp
 
 // stampGroups applies rule 16 to a target's plain task groups (text now): each group carries value.
 // Apart from groups, which runs for every target: docs/runtime.md "Memory and TinyGo's collector".
-func (c *change) stampGroups(m *objectMaps, t *targetRef, tg *taskGroups, value string, now gjson.Result) (decision, bool) {
+func (c *change) stampGroups(m *objectMaps, t *walk.Ref, tg *taskGroups, value string, now gjson.Result) (decision, bool) {
 	e := c.e
 	rw := groupsRewrite{text: tg.text, x: tg.x, value: value, over: !e.trusted()}
 	var refusal string
@@ -401,7 +402,7 @@ func (e *evaluation) podGroups(now, was *objectMaps) string {
 	if !value.Exists() || sameEntry(old, value) || e.trusted() {
 		return ""
 	}
-	own := now.targets[0].value().Result(now.doc)
+	own := now.targets[0].Value().Result(now.doc)
 	tg := readTaskGroups(value.Str, e.settings.LegacyUserLabel)
 	if refusal := tg.refusal(own.Exists()); refusal != "" || !tg.groups {
 		return refusal

@@ -1,4 +1,4 @@
-package policy
+package walk
 
 import (
 	"github.com/tidwall/gjson"
@@ -8,45 +8,29 @@ import (
 
 // pairWalk walks a declared kind's annotation paths over an UPDATE's new and old objects together, so that
 // a target missing from both (an unchanged pair) is never recorded. Where only one object goes on, its own
-// walker goes on alone (docs/runtime.md "What a target costs").
+// Walker goes on alone (docs/runtime.md "What a target costs").
 type pairWalk struct {
-	now, was *walker
+	now, was *Walker
 	// most is how many maps one path may name in the new object alone (new elements, stamped as on
 	// CREATE) before the answer is certainly over 3 MiB; refused says the walk stopped there.
 	most    int
 	refused bool
 }
 
-// walkPaired walks both objects of an UPDATE of a declared kind together. ok is false when either is not
-// an object or a walk met a problem: walking each object by itself then gives the message. refused says
-// the new object alone names more maps than a 3 MiB answer holds (docs/rules.md "Cost").
-func (e *evaluation) walkPaired() (now, was objectMaps, ok, refused bool) {
-	object, old := e.req.object, e.req.oldObject
-	if !object.IsObject() || !old.IsObject() {
-		return now, was, false, false
-	}
-	wNow, wWas := e.targetWalker(object, "request.object"), e.targetWalker(old, "request.oldObject")
-	pw := pairWalk{now: &wNow, was: &wWas, most: mostMaps(object)}
-	e.storage.object.targets.lend(&wNow)
-	e.storage.oldObject.targets.lend(&wWas)
-	ok = pw.walkAll(rawjson.Root(object.Raw), rawjson.Root(old.Raw), e.kind.targets)
-	e.storage.object.targets.keep(&wNow)
-	e.storage.oldObject.targets.keep(&wWas)
-	if !ok {
-		return now, was, false, pw.refused
-	}
-	now, problem := e.besideTargets(object, "request.object", &e.storage.object, &wNow)
-	if problem != "" {
-		return now, was, false, false
-	}
-	was, problem = e.besideTargets(old, "request.oldObject", &e.storage.oldObject, &wWas)
-	return now, was, problem == "", false
+// Paired walks paths over an UPDATE's new and old objects (from their roots) together, with now and was,
+// the walkers of each; most, when not 0, is how many maps one path may name in the new object alone. ok is
+// false when a walk met a problem: walking each object by itself then tells which. refused says the new
+// object alone names more than most maps (docs/rules.md "Cost").
+func Paired(now, was *Walker, root, oldRoot gjson.Result, paths []Path, most int) (ok, refused bool) {
+	pw := pairWalk{now: now, was: was, most: most}
+	ok = pw.walkAll(root, oldRoot, paths)
+	return ok, pw.refused
 }
 
-// walkAll is walker.walkAll over both objects: riders go along with their leaders.
-func (pw *pairWalk) walkAll(root, oldRoot gjson.Result, paths []annotationPath) bool {
+// walkAll is Walker.WalkAll over both objects: riders go along with their leaders.
+func (pw *pairWalk) walkAll(root, oldRoot gjson.Result, paths []Path) bool {
 	riders := ridersOf(paths)
-	for _, w := range [2]*walker{pw.now, pw.was} {
+	for _, w := range [2]*Walker{pw.now, pw.was} {
 		w.paths, w.riders = paths, riders
 	}
 	if pw.most > 0 {
@@ -57,8 +41,8 @@ func (pw *pairWalk) walkAll(root, oldRoot gjson.Result, paths []annotationPath) 
 			continue
 		}
 		p := &paths[i]
-		for _, w := range [2]*walker{pw.now, pw.was} {
-			w.taken, w.path, w.depth, w.from = w.taken[:0], p, 0, len(w.refs)
+		for _, w := range [2]*Walker{pw.now, pw.was} {
+			w.taken, w.path, w.depth, w.from = w.taken[:0], p, 0, len(w.Refs)
 		}
 		if !pw.step(root, oldRoot, p, 0) {
 			return false
@@ -68,8 +52,8 @@ func (pw *pairWalk) walkAll(root, oldRoot gjson.Result, paths []annotationPath) 
 }
 
 // step looks up segment i of p in cur and in old, objects at the same place of each document.
-func (pw *pairWalk) step(cur, old gjson.Result, p *annotationPath, i int) bool {
-	name := p.segments[i].name
+func (pw *pairWalk) step(cur, old gjson.Result, p *Path, i int) bool {
+	name := p.Segments[i].Name
 	v, dup := pw.now.childOf(cur, name)
 	ov, oldDup := pw.was.childOf(old, name)
 	if dup || oldDup {
@@ -84,8 +68,8 @@ func (pw *pairWalk) step(cur, old gjson.Result, p *annotationPath, i int) bool {
 }
 
 // stepIn goes on from v and ov, segment i of p found in cur and old.
-func (pw *pairWalk) stepIn(cur, v, old, ov gjson.Result, p *annotationPath, i int) bool {
-	if i < p.create {
+func (pw *pairWalk) stepIn(cur, v, old, ov gjson.Result, p *Path, i int) bool {
+	if i < p.Create {
 		return pw.stepBefore(cur, v, old, ov, p, i)
 	}
 	missing, wasMissing := rawjson.IsMissing(v), rawjson.IsMissing(ov)
@@ -96,36 +80,36 @@ func (pw *pairWalk) stepIn(cur, v, old, ov gjson.Result, p *annotationPath, i in
 	case missing && wasMissing:
 		return true // an unchanged pair
 	case missing:
-		return pw.now.found(p, cur, len(p.segments)-i, v, gjson.Result{}) == "" && pw.was.stepIn(old, ov, p, i) == ""
+		return pw.now.found(p, cur, len(p.Segments)-i, v, gjson.Result{}) == NoFault && pw.was.stepIn(old, ov, p, i) == NoFault
 	case wasMissing:
-		return pw.was.found(p, old, len(p.segments)-i, ov, gjson.Result{}) == "" && pw.now.stepIn(cur, v, p, i) == ""
-	case i == len(p.segments)-1:
-		return pw.now.found(p, v, 0, gjson.Result{}, v) == "" && pw.was.found(p, ov, 0, gjson.Result{}, ov) == ""
+		return pw.was.found(p, old, len(p.Segments)-i, ov, gjson.Result{}) == NoFault && pw.now.stepIn(cur, v, p, i) == NoFault
+	case i == len(p.Segments)-1:
+		return pw.now.found(p, v, 0, gjson.Result{}, v) == NoFault && pw.was.found(p, ov, 0, gjson.Result{}, ov) == NoFault
 	}
 	return pw.step(v, ov, p, i+1)
 }
 
-// stepBefore is walker.stepBefore for both objects.
-func (pw *pairWalk) stepBefore(cur, v, old, ov gjson.Result, p *annotationPath, i int) bool {
+// stepBefore is Walker.stepBefore for both objects.
+func (pw *pairWalk) stepBefore(cur, v, old, ov gjson.Result, p *Path, i int) bool {
 	switch {
-	case i == len(p.segments)-1: // a map named only when it exists
-		return pw.now.stepBefore(v, p, i, cur) == "" && pw.was.stepBefore(ov, p, i, old) == ""
-	case p.segments[i].wild != "":
-		return pw.each(v, ov, p, i, p.segments[i].wild)
+	case i == len(p.Segments)-1: // a map named only when it exists
+		return pw.now.stepBefore(v, p, i, cur) == NoFault && pw.was.stepBefore(ov, p, i, old) == NoFault
+	case p.Segments[i].Wild != "":
+		return pw.each(v, ov, p, i, p.Segments[i].Wild)
 	}
 	return pw.stepFrom(v, ov, p, i+1)
 }
 
 // stepFrom goes on with segment i of p from v and ov, where only objects lead on.
-func (pw *pairWalk) stepFrom(v, ov gjson.Result, p *annotationPath, i int) bool {
+func (pw *pairWalk) stepFrom(v, ov gjson.Result, p *Path, i int) bool {
 	is, was := v.IsObject(), ov.IsObject()
 	switch {
-	case p.required && (!is || !was):
-		return false // the message is walker.stepBefore's
+	case p.Required && (!is || !was):
+		return false // the message is Walker.stepBefore's
 	case is && was:
 		return pw.step(v, ov, p, i)
 	case is:
-		pw.now.most = pw.most
+		pw.now.Most = pw.most
 		return pw.settle(pw.now.step(v, p, i))
 	case was:
 		return pw.wasAlone(ov, p, i, "")
@@ -134,47 +118,47 @@ func (pw *pairWalk) stepFrom(v, ov gjson.Result, p *annotationPath, i int) bool 
 }
 
 // settle ends a walk of the new object alone: the bound refuses, any other problem gives up.
-func (pw *pairWalk) settle(problem string) bool {
-	pw.now.most = 0
-	pw.refused = problem == TooManyTargetsRefusal
-	return problem == ""
+func (pw *pairWalk) settle(problem Fault) bool {
+	pw.now.Most = 0
+	pw.refused = problem == TooManyMaps
+	return problem == NoFault
 }
 
 // wasAlone walks on in the old object where the new one names nothing: for its bad input only, since a
 // target only the old object holds needs nothing. wild, when set, is what is left of segment i's wildcards.
-func (pw *pairWalk) wasAlone(ov gjson.Result, p *annotationPath, i int, wild string) bool {
+func (pw *pairWalk) wasAlone(ov gjson.Result, p *Path, i int, wild string) bool {
 	w := pw.was
-	w.existing = true
-	var problem string
+	w.Existing = true
+	var problem Fault
 	if wild != "" {
 		problem = w.eachNext(ov, p, i, wild)
 	} else {
 		problem = w.step(ov, p, i)
 	}
-	w.existing = false
-	return problem == ""
+	w.Existing = false
+	return problem == NoFault
 }
 
 // each applies the wildcards wild of segment i of p to v and ov, pairing array elements by index and
 // object members by name.
-func (pw *pairWalk) each(v, ov gjson.Result, p *annotationPath, i int, wild string) bool {
+func (pw *pairWalk) each(v, ov gjson.Result, p *Path, i int, wild string) bool {
 	array := wild[:wildcardLen] == everyElement
 	is, was := array && v.IsArray() || !array && v.IsObject(), array && ov.IsArray() || !array && ov.IsObject()
 	switch {
 	case is && was:
 	case is:
-		pw.now.most = pw.most
+		pw.now.Most = pw.most
 		return pw.settle(pw.now.each(v, p, i, wild))
 	case was:
-		pw.was.existing = true
+		pw.was.Existing = true
 		problem := pw.was.each(ov, p, i, wild)
-		pw.was.existing = false
-		return problem == ""
+		pw.was.Existing = false
+		return problem == NoFault
 	default:
 		return true
 	}
-	it, indexed := pw.now.index.Members(v)
-	oldIt, oldIndexed := pw.was.index.Members(ov)
+	it, indexed := pw.now.Index.Members(v)
+	oldIt, oldIndexed := pw.was.Index.Members(ov)
 	if !indexed || !oldIndexed {
 		return false
 	}
@@ -185,7 +169,7 @@ func (pw *pairWalk) each(v, ov gjson.Result, p *annotationPath, i int, wild stri
 }
 
 // eachElement pairs the elements of two arrays by index.
-func (pw *pairWalk) eachElement(it, oldIt rawjson.MemberIter, p *annotationPath, i int, wild string) bool {
+func (pw *pairWalk) eachElement(it, oldIt rawjson.MemberIter, p *Path, i int, wild string) bool {
 	n := int32(0)
 	for ; ; n++ {
 		var elem, oldElem gjson.Result
@@ -218,7 +202,7 @@ func (pw *pairWalk) eachElement(it, oldIt rawjson.MemberIter, p *annotationPath,
 
 // next goes on from elem, which a wildcard of segment i reached in the new object taking the value at, and
 // from oldElem (taking oldAt) when the old object holds the same place; otherwise the new one goes on alone.
-func (pw *pairWalk) next(elem gjson.Result, at int32, oldElem gjson.Result, oldAt int32, paired bool, p *annotationPath, i int, wild string) bool {
+func (pw *pairWalk) next(elem gjson.Result, at int32, oldElem gjson.Result, oldAt int32, paired bool, p *Path, i int, wild string) bool {
 	pw.now.take(at)
 	var ok bool
 	if paired {
@@ -226,7 +210,7 @@ func (pw *pairWalk) next(elem gjson.Result, at int32, oldElem gjson.Result, oldA
 		ok = pw.eachNext(elem, oldElem, p, i, wild)
 		pw.was.giveBack()
 	} else {
-		pw.now.most = pw.most
+		pw.now.Most = pw.most
 		ok = pw.settle(pw.now.eachNext(elem, p, i, wild))
 	}
 	pw.now.giveBack()
@@ -234,7 +218,7 @@ func (pw *pairWalk) next(elem gjson.Result, at int32, oldElem gjson.Result, oldA
 }
 
 // eachMember pairs the members of two objects by name.
-func (pw *pairWalk) eachMember(it, oldIt rawjson.MemberIter, p *annotationPath, i int, wild string) bool {
+func (pw *pairWalk) eachMember(it, oldIt rawjson.MemberIter, p *Path, i int, wild string) bool {
 	seen := map[string]bool{}
 	olds := oldMembers{it: oldIt, paired: map[string]bool{}}
 	for {
@@ -253,9 +237,9 @@ func (pw *pairWalk) eachMember(it, oldIt rawjson.MemberIter, p *annotationPath, 
 		}
 		var oldAt int32
 		if paired {
-			oldAt = pw.was.places.member(key.Str)
+			oldAt = pw.was.Places.member(key.Str)
 		}
-		if !pw.next(elem, pw.now.places.member(key.Str), oldElem, oldAt, paired, p, i, wild) {
+		if !pw.next(elem, pw.now.Places.member(key.Str), oldElem, oldAt, paired, p, i, wild) {
 			return false
 		}
 	}
@@ -264,7 +248,7 @@ func (pw *pairWalk) eachMember(it, oldIt rawjson.MemberIter, p *annotationPath, 
 		return false
 	}
 	for name, oldElem := range left { // the old object's members the new one does not hold
-		pw.was.take(pw.was.places.member(name))
+		pw.was.take(pw.was.Places.member(name))
 		ok := pw.wasAlone(oldElem, p, i, wild)
 		pw.was.giveBack()
 		if !ok {
@@ -322,8 +306,8 @@ func membersLeft(it rawjson.MemberIter, key, elem gjson.Result, has bool, paired
 	return left
 }
 
-// eachNext is walker.eachNext for elem and oldElem, values a wildcard reached at the same place.
-func (pw *pairWalk) eachNext(elem, oldElem gjson.Result, p *annotationPath, i int, wild string) bool {
+// eachNext is Walker.eachNext for elem and oldElem, values a wildcard reached at the same place.
+func (pw *pairWalk) eachNext(elem, oldElem gjson.Result, p *Path, i int, wild string) bool {
 	if len(wild) > wildcardLen {
 		return pw.each(elem, oldElem, p, i, wild[wildcardLen:])
 	}
