@@ -542,7 +542,7 @@ func TestCustomEdits_OneSpanPerObject(t *testing.T) {
 			t.Fatal(problem)
 		}
 	}
-	e := edits{doc: doc, kept: new(editStorage)}
+	e := edits{doc: doc}
 	for i := range c.Refs {
 		e.set(&c.Refs[i], AnnotationKey, rawjson.Texts(nil, `"v"`))
 	}
@@ -555,7 +555,7 @@ func TestCustomEdits_OneSpanPerObject(t *testing.T) {
 		t.Fatalf("%v: %s", err, out.String())
 	}
 	for i := range c.Refs {
-		one := edits{doc: doc, kept: new(editStorage)}
+		one := edits{doc: doc}
 		one.set(&c.Refs[i], AnnotationKey, rawjson.Texts(nil, `"v"`))
 		single, problem := one.result()
 		if problem != "" {

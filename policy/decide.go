@@ -217,7 +217,7 @@ const (
 // change collects one request's edits and how many targets had each outcome.
 type change struct {
 	e         *evaluation
-	edits     edits
+	edits     *edits  // the Evaluator's
 	stamp     *string // the requester's identity as the annotation value, once a supplied one is compared with it
 	stampJSON []rawjson.Part
 	stampText *string // the value stampJSON writes, once rule 16 needs it
@@ -226,9 +226,8 @@ type change struct {
 }
 
 func (e *evaluation) newChange(targets int) *change {
-	kept := &e.storage.edits
-	c := &change{e: e, edits: edits{doc: e.req.object.Raw, index: e.req.index, kept: kept}, stampJSON: stampJSON(&e.who)}
-	c.edits.writes = kept.writes.take(targets)
+	c := &change{e: e, edits: &e.storage.edits, stampJSON: stampJSON(&e.who)}
+	c.edits.reset(e.req.object.Raw, e.req.index, targets)
 	return c
 }
 

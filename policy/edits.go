@@ -9,13 +9,38 @@ import (
 )
 
 // edits collects the changes to one document's target maps, spliced in one pass; changes below one object
-// are merged into one span.
+// are merged into one span. An Evaluator's edits keep their room for the next evaluation (reset).
 type edits struct {
 	doc    string
 	index  *rawjson.Index // of the document doc is part of, or nil
 	writes []keyWrite
 	more   []rawjson.Span // removals
-	kept   *editStorage   // the storage of writes, and of the groups and spans result makes
+	// grouped and spans are what result made last: their room is reused by the next result.
+	grouped []group
+	spans   []rawjson.Span
+}
+
+// reset readies e for the changes to doc, with room for n writes.
+func (e *edits) reset(doc string, index *rawjson.Index, n int) {
+	e.doc, e.index, e.more = doc, index, nil
+	e.writes = emptied(e.writes, n)
+}
+
+// reserve gives e room for writes, groups and spans.
+func (e *edits) reserve(writes, groups, spans int) {
+	e.writes = emptied(e.writes, writes)
+	e.grouped = emptied(e.grouped, groups)
+	e.spans = emptied(e.spans, spans)
+}
+
+// emptied returns s emptied, with room for n elements (a new slice when s has less). Its elements are
+// zeroed first: they may point at the last evaluation's garbage, which they would keep alive.
+func emptied[T any](s []T, n int) []T {
+	clear(s)
+	if cap(s) < n {
+		return make([]T, 0, n)
+	}
+	return s[:0]
 }
 
 // keyWrite sets key below obj to value, creating rest first (rest[0] is old in obj: absent or null;
@@ -31,15 +56,12 @@ type keyWrite struct {
 // set sets key in the map ref names to valueJSON, creating the map and what is missing above it.
 func (e *edits) set(ref *walk.Ref, key string, valueJSON []rawjson.Part) {
 	e.writes = append(e.writes, keyWrite{obj: ref.Holder(), rest: ref.RestSegments(), old: ref.Entry, key: key, value: valueJSON})
-	// Kept at every set: a refusal may end the evaluation, and the next one zeroes what was kept.
-	e.kept.writes.keep(e.writes)
 }
 
 // replace sets key, whose value old is in the map ref names, to a value the caller fills in later at the
 // index in e.writes it returns.
 func (e *edits) replace(ref *walk.Ref, key string, old rawjson.Ref) int {
 	e.writes = append(e.writes, keyWrite{obj: ref.Map(), old: old, key: key})
-	e.kept.writes.keep(e.writes)
 	return len(e.writes) - 1
 }
 
@@ -154,8 +176,8 @@ type group struct {
 
 // groups gathers the writes, in document order, into groups.
 func (e *edits) groups() ([]group, string) {
-	groups, problem := e.gather(e.kept.groups.take(len(e.writes)))
-	e.kept.groups.keep(groups)
+	groups, problem := e.gather(emptied(e.grouped, len(e.writes)))
+	e.grouped = groups
 	return groups, problem
 }
 
@@ -229,7 +251,7 @@ func (e *edits) result() (rawjson.Edit, string) {
 	if problem != "" {
 		return rawjson.Edit{}, problem
 	}
-	spans := append(e.kept.spans.take(len(groups)+len(e.more)), e.more...)
+	spans := append(emptied(e.spans, len(groups)+len(e.more)), e.more...)
 	var shared sharedTexts
 	for i := range groups {
 		g := &groups[i]
@@ -247,7 +269,7 @@ func (e *edits) result() (rawjson.Edit, string) {
 		}
 		spans = append(spans, rawjson.Span{Start: int(g.obj.At) + 1, End: int(g.obj.At) + 1, Parts: parts})
 	}
-	e.kept.spans.keep(spans)
+	e.spans = spans
 	if len(spans) == 0 {
 		return rawjson.Edit{}, ""
 	}

@@ -14,31 +14,29 @@ import (
 	"unsafe"
 )
 
-// take empties the storage and zeroes what the last evaluation kept there, whether it hands the storage
-// out or, with too little room, a slice of its own.
-func TestReused_TakeEmptiesAndZeroesWhatWasKept(t *testing.T) {
-	var r reused[*string]
-	if s := r.take(0); len(s) != 0 {
-		t.Fatalf("a fresh storage's take: %v", s)
+// emptied empties a record's room and zeroes what the last evaluation kept there, whether it hands the room
+// back or, with too little, a slice of its own.
+func TestEvaluatorRecords_EmptiedZeroesWhatWasKept(t *testing.T) {
+	if s := emptied[*string](nil, 0); len(s) != 0 {
+		t.Fatalf("nothing emptied: %v", s)
 	}
 	word := "kept"
-	first := append(r.take(4), &word, &word, &word)
-	r.keep(first)
-	again := r.take(3)
+	first := append(emptied[*string](nil, 4), &word, &word, &word)
+	again := emptied(first, 3)
 	if len(again) != 0 || unsafe.SliceData(again) != unsafe.SliceData(first) {
-		t.Fatalf("take with room: length %d, same storage %v; want 0 and the storage kept",
+		t.Fatalf("emptied with room: length %d, same room %v; want 0 and the room kept",
 			len(again), unsafe.SliceData(again) == unsafe.SliceData(first))
 	}
 	if slices.ContainsFunc(first, func(p *string) bool { return p != nil }) {
-		t.Fatalf("take left what the last evaluation kept: %v", first)
+		t.Fatalf("emptied left what the last evaluation kept: %v", first)
 	}
-	r.keep(append(again, &word, &word))
-	larger := r.take(5)
+	again = append(again, &word, &word)
+	larger := emptied(again, 5)
 	if len(larger) != 0 || cap(larger) != 5 || unsafe.SliceData(larger) == unsafe.SliceData(first) {
-		t.Fatalf("take without room: length %d, capacity %d; want 0 and 5, in storage of its own", len(larger), cap(larger))
+		t.Fatalf("emptied without room: length %d, capacity %d; want 0 and 5, in room of its own", len(larger), cap(larger))
 	}
 	if slices.ContainsFunc(first[:cap(first)], func(p *string) bool { return p != nil }) {
-		t.Fatalf("take without room left what the last evaluation kept: %v", first[:cap(first)])
+		t.Fatalf("emptied without room left what the last evaluation kept: %v", first[:cap(first)])
 	}
 }
 
@@ -133,14 +131,14 @@ func TestEvaluatorRecords_ARequestNoLargerReusesTheRecords(t *testing.T) {
 	payload := `{"request":` + mustJSON(t, req) + `,"settings":` + string(settings) + `}`
 	var storage Evaluator
 	validateWith([]byte(payload), NewLogger(io.Discard), &storage)
-	refs, keys, sets := unsafe.SliceData(storage.object.targets.refs.kept), unsafe.SliceData(storage.object.targets.values.kept),
-		unsafe.SliceData(storage.edits.writes.kept)
+	refs, keys, sets := unsafe.SliceData(storage.object.targets.Refs), unsafe.SliceData(storage.object.targets.Places.Values),
+		unsafe.SliceData(storage.edits.writes)
 	if refs == nil || keys == nil || sets == nil {
 		t.Fatal("the evaluation kept no records")
 	}
 	validateWith([]byte(strings.Replace(payload, `"workers-1"`, `"workers-x"`, 1)), NewLogger(io.Discard), &storage)
-	if unsafe.SliceData(storage.object.targets.refs.kept) != refs || unsafe.SliceData(storage.object.targets.values.kept) != keys ||
-		unsafe.SliceData(storage.edits.writes.kept) != sets {
+	if unsafe.SliceData(storage.object.targets.Refs) != refs || unsafe.SliceData(storage.object.targets.Places.Values) != keys ||
+		unsafe.SliceData(storage.edits.writes) != sets {
 		t.Errorf("a request like the last one made its records in storage of their own")
 	}
 }
@@ -167,9 +165,9 @@ func TestEvaluatorRecords_ReservedHoldsASmallRequestsRecords(t *testing.T) {
 		type kept struct{ containers, refs, keys, sets, groups, spans unsafe.Pointer }
 		arrays := func() kept {
 			return kept{storage.records.KeptAt(),
-				unsafe.Pointer(unsafe.SliceData(storage.object.targets.refs.kept)), unsafe.Pointer(unsafe.SliceData(storage.object.targets.values.kept)),
-				unsafe.Pointer(unsafe.SliceData(storage.edits.writes.kept)), unsafe.Pointer(unsafe.SliceData(storage.edits.groups.kept)),
-				unsafe.Pointer(unsafe.SliceData(storage.edits.spans.kept))}
+				unsafe.Pointer(unsafe.SliceData(storage.object.targets.Refs)), unsafe.Pointer(unsafe.SliceData(storage.object.targets.Places.Values)),
+				unsafe.Pointer(unsafe.SliceData(storage.edits.writes)), unsafe.Pointer(unsafe.SliceData(storage.edits.grouped)),
+				unsafe.Pointer(unsafe.SliceData(storage.edits.spans))}
 		}
 		reserved := arrays()
 		payload := `{"request":` + mustJSON(t, fixture(t, name)) + `,"settings":{}}`

@@ -35,24 +35,26 @@ func (m *objectMaps) label() gjson.Result {
 	return m.labels.Value().Result(m.doc)
 }
 
-// walk walks the kind's paths over object, named field in messages; a problem is a bad-input message.
-// existing leaves out the target maps that do not exist; most, when not 0, is how many maps one path may
-// name (mostTargets).
-func (e *evaluation) walk(object gjson.Result, field string, kept *objectStorage, existing bool, most int) (objectMaps, string) {
+// objectWalks are the walkers of one object's paths (request.object's or request.oldObject's); each keeps
+// its records for the next evaluation.
+type objectWalks struct {
+	targets, guards walk.Walker
+}
+
+// walk walks the kind's paths over object, named field in messages, with ws; a problem is a bad-input
+// message. existing leaves out the target maps that do not exist; most, when not 0, is how many maps one
+// path may name (mostTargets).
+func (e *evaluation) walk(object gjson.Result, field string, ws *objectWalks, existing bool, most int) (objectMaps, string) {
 	if !object.IsObject() {
 		return objectMaps{}, field + " is missing or not an object"
 	}
-	w := e.targetWalker(field)
+	w := &ws.targets
+	w.Reset(e.req.index, field, AnnotationKey)
 	w.Most, w.Existing = most, existing
-	if problem := kept.targets.walk(&w, rawjson.Root(object.Raw), e.kind.targets); problem.Found() {
+	if problem := w.WalkAll(rawjson.Root(object.Raw), e.kind.targets); problem.Found() {
 		return objectMaps{}, e.walkProblem(problem)
 	}
-	return e.besideTargets(object, field, kept, &w)
-}
-
-// targetWalker is the walker of the kind's annotation paths over the object at field.
-func (e *evaluation) targetWalker(field string) walk.Walker {
-	return walk.Walker{Index: e.req.index, Field: field, Entry: AnnotationKey}
+	return e.besideTargets(object, field, ws)
 }
 
 // walkPaired walks both objects of an UPDATE of a declared kind together. ok is false when either is not
@@ -63,30 +65,28 @@ func (e *evaluation) walkPaired() (now, was objectMaps, ok, refused bool) {
 	if !object.IsObject() || !old.IsObject() {
 		return now, was, false, false
 	}
-	wNow, wWas := e.targetWalker("request.object"), e.targetWalker("request.oldObject")
-	e.storage.object.targets.lend(&wNow)
-	e.storage.oldObject.targets.lend(&wWas)
-	ok, refused = walk.Paired(&wNow, &wWas, rawjson.Root(object.Raw), rawjson.Root(old.Raw), e.kind.targets, mostMaps(object))
-	e.storage.object.targets.keep(&wNow)
-	e.storage.oldObject.targets.keep(&wWas)
-	if !ok {
+	wNow, wWas := &e.storage.object.targets, &e.storage.oldObject.targets
+	wNow.Reset(e.req.index, "request.object", AnnotationKey)
+	wWas.Reset(e.req.index, "request.oldObject", AnnotationKey)
+	if ok, refused = walk.Paired(wNow, wWas, rawjson.Root(object.Raw), rawjson.Root(old.Raw), e.kind.targets, mostMaps(object)); !ok {
 		return now, was, false, refused
 	}
-	now, problem := e.besideTargets(object, "request.object", &e.storage.object, &wNow)
+	now, problem := e.besideTargets(object, "request.object", &e.storage.object)
 	if problem != "" {
 		return now, was, false, false
 	}
-	was, problem = e.besideTargets(old, "request.oldObject", &e.storage.oldObject, &wWas)
+	was, problem = e.besideTargets(old, "request.oldObject", &e.storage.oldObject)
 	return now, was, problem == "", false
 }
 
-// besideTargets walks what the kind reads beside the targets w found in object (guard maps, a built-in
+// besideTargets walks what the kind reads beside the targets ws found in object (guard maps, a built-in
 // kind's labels) and returns them all.
-func (e *evaluation) besideTargets(object gjson.Result, field string, kept *objectStorage, w *walk.Walker) (objectMaps, string) {
+func (e *evaluation) besideTargets(object gjson.Result, field string, ws *objectWalks) (objectMaps, string) {
 	k := &e.kind
 	root := rawjson.Root(object.Raw)
-	g := walk.Walker{Index: e.req.index, Field: field}
-	if problem := kept.guards.walk(&g, root, k.guards); problem.Found() {
+	w, g := &ws.targets, &ws.guards
+	g.Reset(e.req.index, field, "")
+	if problem := g.WalkAll(root, k.guards); problem.Found() {
 		return objectMaps{}, e.walkProblem(problem)
 	}
 	m := objectMaps{doc: object.Raw, targets: walk.InDocumentOrder(w.Refs), guard: walk.InDocumentOrder(g.Refs), places: w.Places, guardPlaces: g.Places}
@@ -144,25 +144,6 @@ func (e *evaluation) readLabels(m *objectMaps, root gjson.Result, field string) 
 	value, problem := stringEntry(e.req.index, labels, e.settings.LegacyUserLabel, labelsAt)
 	m.labels.Entry = rawjson.RefOf(value) // the labels exist: stringEntry read them
 	return problem
-}
-
-// walk walks paths over root with w, keeping its records in s whatever the outcome.
-func (s *walkStorage) walk(w *walk.Walker, root gjson.Result, paths []walk.Path) walk.Problem {
-	s.lend(w)
-	problem := w.WalkAll(root, paths)
-	s.keep(w)
-	return problem
-}
-
-// lend gives w the storage to record in; keep takes it back, grown as w grew it.
-func (s *walkStorage) lend(w *walk.Walker) {
-	w.Refs, w.Places = s.refs.take(0), walk.Places{Values: s.values.take(0), Names: s.names.take(0)}
-}
-
-func (s *walkStorage) keep(w *walk.Walker) {
-	s.refs.keep(w.Refs)
-	s.values.keep(w.Places.Values)
-	s.names.keep(w.Places.Names)
 }
 
 // mapPath names a map in messages (request.object and the path), joined only when a message is written.

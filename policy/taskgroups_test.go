@@ -337,7 +337,7 @@ func TestCost_AnUpdateRecordsNoMapMissingFromBothObjects(t *testing.T) {
 	if !strings.Contains(string(answer), `"accepted":true`) || strings.Contains(string(answer), "mutated_object") {
 		t.Fatalf("want an acceptance without a change: %s", answer)
 	}
-	recorded := func(ev *Evaluator) int { return len(ev.object.targets.refs.kept) + len(ev.oldObject.targets.refs.kept) }
+	recorded := func(ev *Evaluator) int { return len(ev.object.targets.Refs) + len(ev.oldObject.targets.Refs) }
 	if got := recorded(together); got != 2 { // the map the new object holds, and its place in the old one
 		t.Errorf("walked together, %d targets recorded, want 2", got)
 	}

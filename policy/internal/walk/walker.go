@@ -36,6 +36,26 @@ type Walker struct {
 	problem Problem
 }
 
+// Reset readies w to walk another object, of the payload index indexes, at field, looking up entry in every
+// map found. It keeps the room its records took, emptied and zeroed: the last walk's strings and paths would
+// otherwise stay alive through this one.
+func (w *Walker) Reset(index *rawjson.Index, field, entry string) {
+	clear(w.Refs)
+	clear(w.Places.Names)
+	*w = Walker{Index: index, Field: field, Entry: entry, Refs: w.Refs[:0],
+		Places: Places{Values: w.Places.Values[:0], Names: w.Places.Names[:0]}, taken: w.taken[:0]}
+}
+
+// Reserve gives w room for refs maps and values values of wildcards.
+func (w *Walker) Reserve(refs, values int) {
+	if cap(w.Refs) < refs {
+		w.Refs = make([]Ref, 0, refs)
+	}
+	if cap(w.Places.Values) < values {
+		w.Places.Values = make([]int32, 0, values)
+	}
+}
+
 // rider is a path walked along with an earlier one (leader) from the elements of segment at, the last
 // segment with a wildcard both share before either's ">": each element is then read once for both.
 type rider struct {
