@@ -109,7 +109,7 @@ type review struct {
 type patchOp struct {
 	Op    string `json:"op"`
 	Path  string `json:"path"`
-	Value any    `json:"value"`
+	Value any    `json:"value"` // a string, or an empty map[string]string
 }
 
 func (c *copier) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -119,17 +119,37 @@ func (c *copier) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ops, err := c.patch(rv)
-	response := map[string]any{"uid": rv.Request.UID, "allowed": true}
 	if err != nil { // a copier that cannot read the namespace copies nothing
 		log.Printf("%s %s: %v", rv.Request.Operation, rv.Request.Namespace, err)
 	}
+	resp := reviewResponse{UID: rv.Request.UID, Allowed: true}
 	if len(ops) > 0 {
-		p, _ := json.Marshal(ops)
-		response["patchType"], response["patch"] = "JSONPatch", p
+		if resp.Patch, err = json.Marshal(ops); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		resp.PatchType = "JSONPatch"
 	}
 	log.Printf("%s pod in %s: %d operations", rv.Request.Operation, rv.Request.Namespace, len(ops))
+	out, err := json.Marshal(struct {
+		APIVersion string         `json:"apiVersion"`
+		Kind       string         `json:"kind"`
+		Response   reviewResponse `json:"response"`
+	}{"admission.k8s.io/v1", "AdmissionReview", resp})
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response})
+	_, _ = w.Write(out)
+}
+
+// reviewResponse is the AdmissionReview's response: allowed, with the copy as a JSON Patch when there is one.
+type reviewResponse struct {
+	UID       string `json:"uid"`
+	Allowed   bool   `json:"allowed"`
+	PatchType string `json:"patchType,omitempty"`
+	Patch     []byte `json:"patch,omitempty"`
 }
 
 // patch copies the namespace's chosen annotations and labels onto the pod, as JSON Patch operations.
