@@ -6,10 +6,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/tidwall/gjson"
 
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 )
@@ -315,25 +317,13 @@ func checkFixedPoint(t *testing.T, payload, out []byte) {
 	}
 }
 
-// withObject is payload with request.object replaced by object (the payload's other members as they were).
+// withObject is payload with request.object replaced by object, every other byte as it was (a payload may nest
+// deeper than encoding/json decodes).
 func withObject(t *testing.T, payload []byte, object json.RawMessage) []byte {
 	t.Helper()
-	var p map[string]json.RawMessage
-	var req map[string]json.RawMessage
-	if err := json.Unmarshal(payload, &p); err != nil {
-		t.Fatalf("a mutation of a payload that is no JSON object: %v", err)
+	old := gjson.GetBytes(payload, "request.object")
+	if !old.IsObject() || old.Index <= 0 {
+		t.Fatalf("a mutation of a payload without request.object: %.200s", payload)
 	}
-	if err := json.Unmarshal(p["request"], &req); err != nil {
-		t.Fatalf("a mutation of a request that is no JSON object: %v", err)
-	}
-	req["object"] = object
-	var err error
-	if p["request"], err = json.Marshal(req); err != nil {
-		t.Fatal(err)
-	}
-	b, err := json.Marshal(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return slices.Concat(payload[:old.Index], object, payload[old.Index+len(old.Raw):])
 }

@@ -33,18 +33,8 @@ func TestCorpus_EveryCallGivesTheRecordedBytes(t *testing.T) {
 		}
 		t.Log(summary)
 	}
-	var wasm []byte
-	if p := os.Getenv("POLICY"); p != "" {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		wasm = b
-	} else {
-		wasm = guesttest.Policy(t)
-	}
 	var got corpus.Entry
-	host, err := wapchost.Load(t.Context(), wasm, wapchost.Options{Record: func(c wapchost.Call) { got = corpus.NewEntry(c) }})
+	host, err := wapchost.Load(t.Context(), policyModule(t), wapchost.Options{Record: func(c wapchost.Call) { got = corpus.NewEntry(c) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,6 +64,20 @@ func TestCorpus_EveryCallGivesTheRecordedBytes(t *testing.T) {
 			t.Fatal("20 differences: stopping")
 		}
 	}
+}
+
+// policyModule is the module the corpus runs: $POLICY when set (make check: policy.wasm as shipped), else the
+// policy built from source.
+func policyModule(t *testing.T) []byte {
+	t.Helper()
+	if p := os.Getenv("POLICY"); p != "" {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	return guesttest.Policy(t)
 }
 
 func joinLogs(logs []corpus.Bytes) []byte {

@@ -3,14 +3,12 @@ package corpus_test
 import (
 	"encoding/json"
 	"errors"
-	"os"
 	"slices"
 	"testing"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/host/wapchost"
-	"github.com/seed-a6d343df/yunikorn-user-info-policy/internal/host/wapchost/guesttest"
 )
 
 // minMutations guards the test itself: a corpus with fewer mutating answers would not show the property.
@@ -21,17 +19,7 @@ const minMutations = 300
 // policy.wasm in a fresh instance. This is what a second deployment of the module with mutating: false
 // (the examples' guard) sees when nothing changed the object after the policy.
 func TestCorpus_EveryMutationIsAFixedPoint(t *testing.T) {
-	var wasm []byte
-	if p := os.Getenv("POLICY"); p != "" {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		wasm = b
-	} else {
-		wasm = guesttest.Policy(t)
-	}
-	host, err := wapchost.Load(t.Context(), wasm, wapchost.Options{})
+	host, err := wapchost.Load(t.Context(), policyModule(t), wapchost.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
