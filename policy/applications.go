@@ -113,7 +113,7 @@ func applicationRefusal(now, old *podIdentity, namespace string) string {
 			continue
 		}
 		if shown, foreign := foreignGeneratedID(id, namespace); foreign {
-			return ApplicationRefusal(id, shown)
+			return otherNamespacesApplicationRefusal(id, shown)
 		}
 	}
 	return ""
@@ -123,7 +123,7 @@ func applicationRefusal(now, old *podIdentity, namespace string) string {
 func relabelRefusal(now, old *podIdentity) string {
 	for i := range now.appIDs {
 		if now.appIDs[i] != old.appIDs[i] {
-			return Rule14bRefusal(orNone(old.appIDs[i]), orNone(now.appIDs[i]))
+			return rule14bRefusal(orNone(old.appIDs[i]), orNone(now.appIDs[i]))
 		}
 	}
 	return ""

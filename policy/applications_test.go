@@ -49,7 +49,7 @@ func TestRule14_AnotherNamespacesGeneratedApplicationIsRefused(t *testing.T) {
 			setEntry(object(req, "object"), fx.kind, source.mapName, source.key, "yunikorn-team-b-autogen")
 			for _, settings := range []string{"", rejectSettings} {
 				resp, _ := evaluateReq(t, req, settings)
-				expectRejected(t, resp, ApplicationRefusal("yunikorn-team-b-autogen", "team-b"))
+				expectRejected(t, resp, otherNamespacesApplicationRefusal("yunikorn-team-b-autogen", "team-b"))
 			}
 			// the object's own namespace's application, and an explicit ID, are not refused
 			for _, id := range []string{"yunikorn-team-a-autogen", "yunikorn-team-b-app"} {
@@ -70,7 +70,7 @@ func TestRule14_TheFirstNonEmptySourceIsTheID(t *testing.T) {
 	setEntry(obj, "Pod", "labels", "applicationId", "yunikorn-team-b-autogen")
 	setEntry(obj, "Pod", "labels", "spark-app-selector", "mine")
 	resp, _ := evaluateReq(t, req, "")
-	expectRejected(t, resp, ApplicationRefusal("yunikorn-team-b-autogen", "team-b"))
+	expectRejected(t, resp, otherNamespacesApplicationRefusal("yunikorn-team-b-autogen", "team-b"))
 	// an earlier source wins
 	setEntry(obj, "Pod", "annotations", "yunikorn.apache.org/app-id", "mine")
 	if resp, _ = evaluateReq(t, req, ""); !resp.Accepted {
@@ -94,7 +94,7 @@ func TestRule14_WorkloadUpdateIsCheckedWhenTheIDChanges(t *testing.T) {
 	req := fixture(t, "deployment-update-image")
 	setEntry(object(req, "object"), "Deployment", "labels", "applicationId", "yunikorn-team-b-autogen")
 	resp, _ := evaluateReq(t, req, "")
-	expectRejected(t, resp, ApplicationRefusal("yunikorn-team-b-autogen", "team-b"))
+	expectRejected(t, resp, otherNamespacesApplicationRefusal("yunikorn-team-b-autogen", "team-b"))
 	// unchanged: not checked (it was there before the policy, or a trusted requester put it there)
 	setEntry(object(req, "oldObject"), "Deployment", "labels", "applicationId", "yunikorn-team-b-autogen")
 	resp, _ = evaluateReq(t, req, "")
@@ -124,13 +124,13 @@ func TestRule14_BothReadingsOfTheIDAreChecked(t *testing.T) {
 		setEntry(obj, fx.kind, "annotations", "yunikorn.apache.org/app-id", "yunikorn-team-b-autogen")
 		for _, settings := range []string{"", rejectSettings} {
 			resp, _ := evaluateReq(t, req, settings)
-			expectRejected(t, resp, ApplicationRefusal("yunikorn-team-b-autogen", "team-b"))
+			expectRejected(t, resp, otherNamespacesApplicationRefusal("yunikorn-team-b-autogen", "team-b"))
 		}
 		// and the other way round: the label names the foreign one, the annotation its own
 		setEntry(obj, fx.kind, "labels", "yunikorn.apache.org/app-id", "yunikorn-team-b-autogen")
 		setEntry(obj, fx.kind, "annotations", "yunikorn.apache.org/app-id", "mine")
 		resp, _ := evaluateReq(t, req, "")
-		expectRejected(t, resp, ApplicationRefusal("yunikorn-team-b-autogen", "team-b"))
+		expectRejected(t, resp, otherNamespacesApplicationRefusal("yunikorn-team-b-autogen", "team-b"))
 	}
 }
 
@@ -154,7 +154,7 @@ func TestRule14b_APodsApplicationCannotChange(t *testing.T) {
 			setEntry(object(req, "object"), "Pod", tc.mapName, tc.key, tc.value)
 			for _, settings := range []string{"", rejectSettings} {
 				resp, _ := evaluateReq(t, req, settings)
-				expectRejected(t, resp, Rule14bRefusal(tc.wantOld, tc.wantNew))
+				expectRejected(t, resp, rule14bRefusal(tc.wantOld, tc.wantNew))
 			}
 			// a trusted requester is not checked
 			req["userInfo"] = map[string]any{"username": "system:serviceaccount:kube-system:job-controller"}
@@ -167,7 +167,7 @@ func TestRule14b_APodsApplicationCannotChange(t *testing.T) {
 	req["userInfo"] = bob
 	setEntry(object(req, "oldObject"), "Pod", "labels", "applicationId", nil)
 	resp, _ := evaluateReq(t, req, "")
-	expectRejected(t, resp, Rule14bRefusal("none", "analytics-0042"))
+	expectRejected(t, resp, rule14bRefusal("none", "analytics-0042"))
 	// a change that leaves both readings as they were passes: another label, or a source read after the ID
 	req = fixture(t, "pod-update-status")
 	req["userInfo"] = bob

@@ -94,7 +94,7 @@ func keptAsIs(t *testing.T, _ map[string]any, resp response) {
 }
 
 const (
-	cannotChange  = Rule5Refusal
+	cannotChange  = rule5Refusal
 	bobMaySet     = "user bob with groups [qa,system:authenticated] is not allowed to set the yunikorn.apache.org/user.info annotation"
 	bobMayChange  = "user bob with groups [qa,system:authenticated] is not allowed to change the yunikorn.apache.org/user.info annotation"
 	legacyKey     = "yunikorn.apache.org/username"
@@ -674,9 +674,9 @@ func subresourceAttacks(t *testing.T) []attackCase {
 			req: ephemeral(bob, nil), check: keptAsIs},
 		{name: "pods/binding", attempt: "bob, allowed to create pods/binding, binds alice's unscheduled pod with a Binding carrying the annotation " +
 			"(the API server copies a Binding's annotations onto the pod, with no Pod admission)",
-			defence: "rule 10: a Binding that holds the annotation key is refused, whoever sends it", req: binding, check: refused(BindingRefusal)},
+			defence: "rule 10: a Binding that holds the annotation key is refused, whoever sends it", req: binding, check: refused(bindingRefusal)},
 		{name: "bindings", attempt: "the same through the older top-level bindings resource", defence: "rule 10",
-			req: fixture(t, "bindings-create-forged"), check: refused(BindingRefusal)},
+			req: fixture(t, "bindings-create-forged"), check: refused(bindingRefusal)},
 		{name: "pods/binding by the scheduler", attempt: "a scheduler binds a pod, without annotations", defence: "rule 10: accepted unchanged",
 			req: fixture(t, "binding-create-scheduler"), check: keptAsIs},
 		{name: "deployments/scale", attempt: "a Scale update", defence: "no template in it: accepted unchanged",

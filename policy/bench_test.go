@@ -194,15 +194,16 @@ func phaseEvaluation() *evaluation {
 	settings, _ := ParseSettings(r.settings.Raw)
 	custom, _ := settings.customKind(r.group, r.kind)
 	who, _ := readRequester(&r)
-	return &evaluation{settings: settings, req: &r, who: who, kind: declared(r.kind, custom), log: NewLogger(io.Discard),
-		storage: new(Evaluator)}
+	e := new(evaluation)
+	e.begin(settings, &r, who, declared(r.kind, custom), NewLogger(io.Discard))
+	return e
 }
 
 func BenchmarkPhase_Walk(b *testing.B) {
 	e := phaseEvaluation()
 	b.ReportAllocs()
 	for b.Loop() {
-		e.walk(e.req.object, "request.object", &e.storage.object, false, e.mostTargets(e.req.object))
+		e.walk(&e.now, false, e.mostTargets(e.req.object))
 	}
 }
 

@@ -15,7 +15,7 @@ func TestRule10_AnnotationIsRefusedWhoeverSendsIt(t *testing.T) {
 				req := fixture(t, name)
 				req["userInfo"] = user
 				resp, logs := evaluateReq(t, req, settings)
-				expectRejected(t, resp, BindingRefusal)
+				expectRejected(t, resp, bindingRefusal)
 				if !strings.Contains(logs, "rule 10") {
 					t.Fatalf("a refused Binding is logged: %s", logs)
 				}
@@ -35,7 +35,7 @@ func TestRule10_AnyValueOrEscapedKeyIsRefused(t *testing.T) {
 		payload := `{"request":{"operation":"CREATE","kind":{"group":"","version":"v1","kind":"Binding"},` +
 			`"userInfo":{"username":"bob"},"object":{"metadata":{"name":"p","annotations":` + annotations + `}}}}`
 		resp, _ := evaluateRaw(t, payload)
-		expectRejected(t, resp, BindingRefusal)
+		expectRejected(t, resp, bindingRefusal)
 	}
 }
 
@@ -58,7 +58,7 @@ func TestRule10_NeedsNoUsernameAndNoSettings(t *testing.T) {
 	forged := fixture(t, "binding-create-forged")
 	forged["userInfo"] = map[string]any{"username": ""}
 	resp, _ = evaluateReq(t, forged, "")
-	expectRejected(t, resp, BindingRefusal)
+	expectRejected(t, resp, bindingRefusal)
 }
 
 func TestRule10_UnreadableMetadataIsBadInput(t *testing.T) {

@@ -20,11 +20,11 @@ func (e *evaluation) oldMaps(now *objectMaps, problemFirst bool) (objectMaps, st
 		return *now, ""
 	}
 	if problemFirst {
-		if _, problem := e.walk(e.req.oldObject, "request.oldObject", &e.storage.oldObject, true, 0); problem != "" {
+		if _, problem := e.walk(&e.was, true, 0); problem != "" {
 			return objectMaps{}, problem
 		}
 	}
-	return e.walk(e.req.oldObject, "request.oldObject", &e.storage.oldObject, false, 0)
+	return e.walk(&e.was, false, 0)
 }
 
 // untouched reports whether every top-level member a declared kind's paths start in holds the same bytes
@@ -43,8 +43,8 @@ func (e *evaluation) untouched() bool {
 				continue
 			}
 			seen = append(seen, name)
-			_, a, dupA := x.MemberRaw(now, name)
-			_, b, dupB := x.MemberRaw(was, name)
+			a, dupA := x.ChildRaw(now, name)
+			b, dupB := x.ChildRaw(was, name)
 			if dupA || dupB || a.Raw != b.Raw {
 				return false
 			}
@@ -71,7 +71,7 @@ func (e *evaluation) unchangedAround(now *objectMaps) bool {
 		if it, key, value, more = it.Next(); !more {
 			break
 		}
-		if _, was, dup := e.req.index.MemberRaw(oldRoot, key.Str); !dup && was.Raw == value.Raw {
+		if was, dup := e.req.index.ChildRaw(oldRoot, key.Str); !dup && was.Raw == value.Raw {
 			same = append(same, rawjson.RefOf(value))
 		}
 	}
@@ -134,38 +134,13 @@ func (e *evaluation) guard(now, was *objectMaps) (decision, bool) {
 	}
 	for i := range now.guard {
 		g := &now.guard[i]
-		var before map[string]gjson.Result
+		var before map[string]gjson.Result // the old map's members; nil on CREATE and for a new map
 		if was != nil {
 			if old, paired := pairs.find(i, g); paired {
 				before = membersOf(e.req.index, old.Map().Result(was.doc))
 			}
 		}
-		var refusal string
-		e.req.index.ForEach(g.Map().Result(now.doc), func(key, value gjson.Result) bool {
-			changed := -1 // unknown until a leaf needs it
-			eachLeaf(value.Raw, key.Str, func(l leaf) bool {
-				why, always := e.leafRefusal(now, g, l)
-				switch {
-				case always:
-					refusal = why
-					return false
-				case why == "":
-					return true
-				}
-				if changed < 0 {
-					changed = 1
-					if was, found := before[key.Str]; found && sameValue(was, value) {
-						changed = 0 // it was there before: set by a trusted requester, or before the policy
-					}
-				}
-				if changed == 1 {
-					refusal = why
-				}
-				return refusal == "" // an unchanged member is still read for template keys
-			})
-			return refusal == ""
-		})
-		if refusal != "" {
+		if refusal := e.guardMapRefusal(now, g, before); refusal != "" {
 			e.warn("refused a guard map entry in " + now.guardKey(g) + " (rules 13 and 15)")
 			return reject(refusal), true
 		}
@@ -173,16 +148,50 @@ func (e *evaluation) guard(now, was *objectMaps) (decision, bool) {
 	return decision{}, false
 }
 
+// guardMapRefusal is why guard map g is refused: its first leaf refused always, or refused because its
+// member is new or changed since before.
+func (e *evaluation) guardMapRefusal(now *objectMaps, g *walk.Ref, before map[string]gjson.Result) string {
+	var refusal string
+	e.req.index.ForEach(g.Map().Result(now.doc), func(key, value gjson.Result) bool {
+		member := guardMember{key: key.Str, value: value, before: before}
+		rawjson.EachLeaf(value.Raw, key.Str, func(l rawjson.Leaf) bool {
+			if why, always := e.leafRefusal(now, g, l); why != "" && (always || member.changed()) {
+				refusal = why
+			}
+			return refusal == "" // an unchanged member is still read for template keys
+		})
+		return refusal == ""
+	})
+	return refusal
+}
+
+// guardMember is one member of a guard map, compared with the old map's (set by a trusted requester, or
+// before the policy) only when a leaf needs it, and then once.
+type guardMember struct {
+	key                string
+	value              gjson.Result
+	before             map[string]gjson.Result
+	compared, isChange bool
+}
+
+func (m *guardMember) changed() bool {
+	if !m.compared {
+		was, found := m.before[m.key]
+		m.compared, m.isChange = true, !found || !sameValue(was, m.value)
+	}
+	return m.isChange
+}
+
 // leafRefusal is why a leaf of guard map g is refused: always, or only when its member changed.
-func (e *evaluation) leafRefusal(now *objectMaps, g *walk.Ref, l leaf) (why string, always bool) {
+func (e *evaluation) leafRefusal(now *objectMaps, g *walk.Ref, l rawjson.Leaf) (why string, always bool) {
 	switch {
-	case strings.Contains(l.key, "{{"):
-		return TemplateKeyRefusal(now.guardKey(g), l.key), true
-	case l.isString && strings.HasSuffix(l.key, TaskGroupsKey):
-		tg := readTaskGroups(l.text, e.settings.LegacyUserLabel)
+	case strings.Contains(l.Key, "{{"):
+		return templateKeyRefusal(now.guardKey(g), l.Key), true
+	case l.IsString && strings.HasSuffix(l.Key, TaskGroupsKey):
+		tg := readTaskGroups(l.Text, e.settings.LegacyUserLabel)
 		return tg.refusal(false), false
-	case strings.Contains(l.key, AnnotationKey) || l.isString && strings.Contains(l.text, AnnotationKey):
-		return GuardRefusal(now.guardKey(g), l.key), false
+	case strings.Contains(l.Key, AnnotationKey) || l.IsString && strings.Contains(l.Text, AnnotationKey):
+		return guardRefusal(now.guardKey(g), l.Key), false
 	}
 	return "", false
 }
@@ -220,7 +229,7 @@ func (e *evaluation) checkMapKeys(now *objectMaps, t *walk.Ref) (decision, bool)
 	var refusal string
 	e.req.index.ForEach(m, func(key, _ gjson.Result) bool {
 		if labelKeyProblem(strings.ToLower(key.Str)) != "" { // the API server's check of annotation keys
-			refusal = InvalidKeyRefusal(now.key(t), key.Str)
+			refusal = invalidKeyRefusal(now.key(t), key.Str)
 		}
 		return refusal == ""
 	})

@@ -12,7 +12,7 @@ import (
 
 // create applies docs/rules.md rules 1-4 and, for a declared kind, 11 and 13.
 func (e *evaluation) create() decision {
-	now, problem := e.walk(e.req.object, "request.object", &e.storage.object, false, e.mostTargets(e.req.object))
+	now, problem := e.walk(&e.now, false, e.mostTargets(e.req.object))
 	if problem != "" {
 		return e.walkRefusal(problem)
 	}
@@ -51,11 +51,15 @@ func (e *evaluation) update() decision {
 		e.debug("annotation maps untouched, by a trusted requester: accepted unchecked (rule 12)")
 		return accept() // a controller's status write: nothing to check, nothing to change
 	}
-	nowMaps, wasMaps, refusal, stopped := e.updateMaps(untouched)
+	now, was, refusal, stopped := e.updateMaps(untouched)
 	if stopped {
 		return refusal
 	}
-	now, was := &nowMaps, &wasMaps
+	return e.updateOver(&now, &was)
+}
+
+// updateOver is update once the maps of both objects are found.
+func (e *evaluation) updateOver(now, was *objectMaps) decision {
 	if e.kind.handling == PodHandling {
 		return e.immutable(now, was)
 	}
@@ -89,13 +93,13 @@ func (e *evaluation) update() decision {
 // and the request is not a status-write shape (walk.Paired), otherwise, or when bad input stops the
 // paired walk, each object on its own.
 func (e *evaluation) updateMaps(untouched bool) (now, was objectMaps, _ decision, refused bool) {
-	if untouched || !e.kind.isDeclared() || e.storage.walkApart {
+	if untouched || !e.kind.isDeclared() {
 		return e.updateMapsApart(untouched, false, 0)
 	}
 	now, was, paired, tooMany := e.walkPaired()
 	switch {
 	case tooMany:
-		return now, was, e.walkRefusal(TooManyTargetsRefusal), true
+		return now, was, e.walkRefusal(tooManyTargetsRefusal), true
 	case !paired: // the objects hold bad input somewhere: walked apart, each finds its own
 		return e.updateMapsApart(false, true, mostMaps(e.req.object))
 	}
@@ -106,7 +110,7 @@ func (e *evaluation) updateMaps(untouched bool) (now, was objectMaps, _ decision
 // unchanged, so only the keys of the maps that exist can refuse. problemFirst and most are oldMaps' and
 // walk's: set when the paired walk gave up.
 func (e *evaluation) updateMapsApart(untouched, problemFirst bool, most int) (now, was objectMaps, _ decision, refused bool) {
-	now, problem := e.walk(e.req.object, "request.object", &e.storage.object, untouched, most)
+	now, problem := e.walk(&e.now, untouched, most)
 	if problem != "" {
 		return now, was, e.walkRefusal(problem), true
 	}
@@ -124,7 +128,7 @@ func (e *evaluation) updateMapsApart(untouched, problemFirst bool, most int) (no
 
 // walkRefusal answers a walk's problem: bad input, or the bounded answer (logged).
 func (e *evaluation) walkRefusal(problem string) decision {
-	if problem == TooManyTargetsRefusal {
+	if problem == tooManyTargetsRefusal {
 		e.warn("refused an object too large once stamped (bounded answer)")
 	}
 	return badInput(problem)
@@ -134,11 +138,11 @@ func (e *evaluation) walkRefusal(problem string) decision {
 func (e *evaluation) immutable(now, was *objectMaps) decision {
 	if !sameEntry(was.targets[0].Value().Result(was.doc), now.targets[0].Value().Result(now.doc)) {
 		e.warn("refused a change of " + AnnotationKey + " on an existing pod (rule 5)")
-		return reject(Rule5Refusal)
+		return reject(rule5Refusal)
 	}
 	if labelChanged(now, was, e.settings.LegacyUserLabel) {
 		e.warn("refused a change of " + e.settings.LegacyUserLabel + " on an existing pod (rule 5)")
-		return reject(Rule5LabelRefusal(e.settings.LegacyUserLabel))
+		return reject(rule5LabelRefusal(e.settings.LegacyUserLabel))
 	}
 	if refusal := relabelRefusal(&now.identity, &was.identity); refusal != "" && !e.trusted() {
 		e.warn("refused a change of an existing pod's application (rule 14b)")
@@ -181,7 +185,7 @@ func (e *evaluation) refuseIdentity(now, was *objectMaps) (decision, bool) {
 func (e *evaluation) checkValues(m *objectMaps) (decision, bool) {
 	for i := range m.targets {
 		if t := &m.targets[i]; t.Value().Exists() {
-			if problem := CheckSuppliedValue(t.Value().Result(m.doc).Str); problem != "" {
+			if problem := checkSuppliedValue(t.Value().Result(m.doc).Str); problem != "" {
 				return e.invalidValueIn(e.place(m, t), problem), true
 			}
 		}
@@ -203,7 +207,7 @@ type outcome uint8
 const (
 	stamped        outcome = iota // rule 3: the requester's identity written where there was none
 	replaced                      // rule 1: an untrusted value replaced by the requester's identity
-	kept                          // rule 1: a trusted requester's value kept
+	valueKept                     // rule 1: a trusted requester's value kept
 	ownIdentity                   // rule 1: the value supplied is the requester's own identity
 	labelKept                     // rule 2: the legacy label stands for the user
 	labelIgnored                  // rule 2: the legacy label did not, and the requester was stamped
@@ -226,7 +230,7 @@ type change struct {
 }
 
 func (e *evaluation) newChange(targets int) *change {
-	c := &change{e: e, edits: &e.storage.edits, stampJSON: stampJSON(&e.who)}
+	c := &change{e: e, edits: &e.edits, stampJSON: stampJSON(&e.who)}
 	c.edits.reset(e.req.object.Raw, e.req.index, targets)
 	return c
 }
@@ -288,10 +292,10 @@ func (c *change) asOnCreate(m *objectMaps, t *walk.Ref, value gjson.Result) (dec
 		c.n[stamped]++
 		stamp = true
 	case e.trusted():
-		if problem := CheckSuppliedValue(value.Str); problem != "" {
+		if problem := checkSuppliedValue(value.Str); problem != "" {
 			return e.invalidValueIn(e.place(m, t), problem), true
 		}
-		c.n[kept]++
+		c.n[valueKept]++
 	case c.isStamp(value.Str): // nothing forged, nothing to change
 		c.n[ownIdentity]++
 	case e.settings.OnUntrustedAnnotation == ModeReject:
@@ -301,7 +305,7 @@ func (c *change) asOnCreate(m *objectMaps, t *walk.Ref, value gjson.Result) (dec
 		c.n[replaced]++
 		stamp = true
 	}
-	return c.groups(m, t, carried, stamp, nil, nil)
+	return c.taskGroupsRules(m, t, carried, stamp, nil, nil)
 }
 
 // hasLabel reports a non-empty legacy label on the target (rule 2).
@@ -337,7 +341,7 @@ func (c *change) asOnUpdate(now *objectMaps, t *walk.Ref, was *objectMaps, befor
 	case !annotationChange && !labelChange: // rule 6: no mutation, so no rollout is caused
 	case e.trusted(): // rule 7
 		if annotationChange && value.Exists() {
-			if problem := CheckSuppliedValue(value.Str); problem != "" {
+			if problem := checkSuppliedValue(value.Str); problem != "" {
 				return e.invalidValueIn(e.place(now, t), problem), true
 			}
 		}
@@ -356,7 +360,7 @@ func (c *change) asOnUpdate(now *objectMaps, t *walk.Ref, was *objectMaps, befor
 			c.restore(now.labels, e.settings.LegacyUserLabel, was.label())
 		}
 	}
-	return c.groups(now, t, carried, false, was, before)
+	return c.taskGroupsRules(now, t, carried, false, was, before)
 }
 
 // restore puts back key's old value in the map ref names: removed when there was none.
@@ -385,7 +389,7 @@ func (c *change) decision() decision {
 	}
 	if size > maxObjectBytes {
 		c.e.warn("refused an object too large once stamped (bounded answer)")
-		return reject(TooLargeRefusal(size, written))
+		return reject(tooLargeRefusal(size, written))
 	}
 	if len(c.rewrites) > 0 {
 		for i := range c.rewrites {

@@ -15,9 +15,9 @@ type edits struct {
 	index  *rawjson.Index // of the document doc is part of, or nil
 	writes []keyWrite
 	more   []rawjson.Span // removals
-	// grouped and spans are what result made last: their room is reused by the next result.
-	grouped []group
-	spans   []rawjson.Span
+	// sites and spans are what result made last: their room is reused by the next result.
+	sites []site
+	spans []rawjson.Span
 }
 
 // reset readies e for the changes to doc, with room for n writes.
@@ -26,10 +26,13 @@ func (e *edits) reset(doc string, index *rawjson.Index, n int) {
 	e.writes = emptied(e.writes, n)
 }
 
-// reserve gives e room for writes, groups and spans.
-func (e *edits) reserve(writes, groups, spans int) {
+// forget drops e's views of the last document, keeping the room its records took.
+func (e *edits) forget() { e.doc, e.index, e.more = "", nil, nil }
+
+// reserve gives e room for writes, sites and spans.
+func (e *edits) reserve(writes, sites, spans int) {
 	e.writes = emptied(e.writes, writes)
-	e.grouped = emptied(e.grouped, groups)
+	e.sites = emptied(e.sites, sites)
 	e.spans = emptied(e.spans, spans)
 }
 
@@ -165,35 +168,35 @@ type sharedText struct {
 	insert, comma bool
 }
 
-// group is one span: members inserted at an object's '{', or a value replaced. Only changes that meet
-// below one object are merged, through a tree.
-type group struct {
+// site is where writes make one span: members inserted at an object's '{', or a value replaced. Only
+// changes that meet below one object share a site, merged through a tree.
+type site struct {
 	obj, old rawjson.Ref // old is absent for an insertion
-	// first is the group's first write, as an index (docs/runtime.md "Memory and TinyGo's collector").
+	// first is the site's first write, as an index (docs/runtime.md "Memory and TinyGo's collector").
 	first int
 	t     *tree
 }
 
-// groups gathers the writes, in document order, into groups.
-func (e *edits) groups() ([]group, string) {
-	groups, problem := e.gather(emptied(e.grouped, len(e.writes)))
-	e.grouped = groups
-	return groups, problem
+// bySite gathers the writes, in document order, by site.
+func (e *edits) bySite() ([]site, string) {
+	sites, problem := e.gather(emptied(e.sites, len(e.writes)))
+	e.sites = sites
+	return sites, problem
 }
 
-// gather is groups, into groups (empty, with room for a group per write).
-func (e *edits) gather(groups []group) ([]group, string) {
+// gather is bySite, into sites (empty, with room for a site per write).
+func (e *edits) gather(sites []site) ([]site, string) {
 	for i := range e.writes {
 		s := &e.writes[i]
-		if n := len(groups); n == 0 || groups[n-1].obj.At != s.obj.At || groups[n-1].old.At != s.old.At {
-			groups = append(groups, group{obj: s.obj, old: s.old, first: i})
+		if n := len(sites); n == 0 || sites[n-1].obj.At != s.obj.At || sites[n-1].old.At != s.old.At {
+			sites = append(sites, site{obj: s.obj, old: s.old, first: i})
 			continue
 		}
-		g := &groups[len(groups)-1]
+		g := &sites[len(sites)-1]
 		first := &e.writes[g.first]
 		if len(s.below()) == 0 || len(first.below()) == 0 {
 			// Two changes of one value: not reached (a map is one target); bad input, never a trap.
-			return groups, overlappingChanges
+			return sites, overlappingChanges
 		}
 		if g.t == nil {
 			g.t = &tree{}
@@ -201,18 +204,18 @@ func (e *edits) gather(groups []group) ([]group, string) {
 		}
 		g.t.add(s.below(), s.value)
 	}
-	return groups, ""
+	return sites, ""
 }
 
 const overlappingChanges = "two annotation paths change the same part of the object"
 
-// sharedTexts holds the texts of changes made so far: a short list, as a handful serve every group.
+// sharedTexts holds the texts of changes made so far: a short list, as a handful serve every site.
 type sharedTexts struct {
 	keys  []sharedText
 	texts [][]rawjson.Part
 }
 
-// of returns the text of a group's one change, made once.
+// of returns the text of a site's one change, made once.
 func (st *sharedTexts) of(s *keyWrite, insert, comma bool) []rawjson.Part {
 	key := sharedText{key: s.key, restLen: len(s.rest), valueLen: len(s.value), insert: insert, comma: comma}
 	if len(s.rest) > 0 {
@@ -233,8 +236,8 @@ func (st *sharedTexts) of(s *keyWrite, insert, comma bool) []rawjson.Part {
 	return parts
 }
 
-// text is the JSON text of a group whose changes were merged through a tree.
-func (g *group) text(insert, comma bool) []rawjson.Part {
+// text is the JSON text of a site whose changes were merged through a tree.
+func (g *site) text(insert, comma bool) []rawjson.Part {
 	parts := g.t.members(nil)
 	switch {
 	case !insert:
@@ -247,14 +250,14 @@ func (g *group) text(insert, comma bool) []rawjson.Part {
 
 // result builds the edit; a problem means two changes would touch the same bytes (settings rule that out).
 func (e *edits) result() (rawjson.Edit, string) {
-	groups, problem := e.groups()
+	sites, problem := e.bySite()
 	if problem != "" {
 		return rawjson.Edit{}, problem
 	}
-	spans := append(emptied(e.spans, len(groups)+len(e.more)), e.more...)
+	spans := append(emptied(e.spans, len(sites)+len(e.more)), e.more...)
 	var shared sharedTexts
-	for i := range groups {
-		g := &groups[i]
+	for i := range sites {
+		g := &sites[i]
 		insert := !g.old.Exists()
 		comma := insert && e.index.HasMembers(g.obj.Result(e.doc))
 		var parts []rawjson.Part
@@ -273,7 +276,7 @@ func (e *edits) result() (rawjson.Edit, string) {
 	if len(spans) == 0 {
 		return rawjson.Edit{}, ""
 	}
-	SortSpans(spans)
+	sortSpans(spans)
 	for i := 1; i < len(spans); i++ {
 		if spans[i].Start < spans[i-1].End {
 			return rawjson.Edit{}, overlappingChanges
@@ -296,8 +299,8 @@ func (s *keyWrite) text(insert, comma bool) []rawjson.Part {
 	return nested(parts, names[1:], s.value)
 }
 
-// SortSpans orders spans by start (an insertion before a replacement that starts at the same byte).
-func SortSpans(spans []rawjson.Span) {
+// sortSpans orders spans by start (an insertion before a replacement that starts at the same byte).
+func sortSpans(spans []rawjson.Span) {
 	slices.SortFunc(spans, func(a, b rawjson.Span) int {
 		if a.Start != b.Start {
 			return a.Start - b.Start

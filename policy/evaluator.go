@@ -12,12 +12,9 @@ import (
 type Evaluator struct {
 	log *Logger
 	// request and evaluation live here rather than in a frame (docs/runtime.md "Storage kept between evaluations").
-	request           request
-	evaluation        evaluation
-	records           rawjson.Records
-	object, oldObject objectWalks // the walks of request.object and request.oldObject
-	edits             edits
-	walkApart         bool // an UPDATE's objects walked one after the other, never together (tests compare)
+	request    request
+	evaluation evaluation
+	records    rawjson.Records
 }
 
 // NewEvaluator returns an Evaluator that logs to logger.
@@ -30,15 +27,16 @@ func (ev *Evaluator) LogTo(logger *Logger) { ev.log = logger }
 // start-up (docs/runtime.md "Pages").
 func (ev *Evaluator) Reserve(size int) {
 	ev.records.Reserve(size)
-	for _, w := range []*walk.Walker{&ev.object.targets, &ev.object.guards, &ev.oldObject.targets, &ev.oldObject.guards} {
+	e := &ev.evaluation
+	for _, w := range []*walk.Walker{&e.now.targets, &e.now.guards, &e.was.targets, &e.was.guards} {
 		w.Reserve(2, 4) // a built-in kind's targets, or a small declared kind's maps, and their wildcards' values
 	}
-	ev.edits.reserve(2, 2, 4)
+	e.edits.reserve(2, 2, 4)
 }
 
 // forget drops the request and the evaluation once the answer is written: they are views of a payload
 // the caller may replace, which they would keep alive.
 func (ev *Evaluator) forget() {
-	ev.request, ev.evaluation = request{}, evaluation{}
-	ev.edits.doc, ev.edits.index, ev.edits.more = "", nil, nil
+	ev.request = request{}
+	ev.evaluation.forget()
 }

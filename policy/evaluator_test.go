@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/walk"
 )
 
 // emptied empties a record's room and zeroes what the last evaluation kept there, whether it hands the room
@@ -131,14 +133,14 @@ func TestEvaluatorRecords_ARequestNoLargerReusesTheRecords(t *testing.T) {
 	payload := `{"request":` + mustJSON(t, req) + `,"settings":` + string(settings) + `}`
 	var storage Evaluator
 	validateWith([]byte(payload), NewLogger(io.Discard), &storage)
-	refs, keys, sets := unsafe.SliceData(storage.object.targets.Refs), unsafe.SliceData(storage.object.targets.Places.Values),
-		unsafe.SliceData(storage.edits.writes)
+	refs, keys, sets := unsafe.SliceData(storage.evaluation.now.targets.Refs), unsafe.SliceData(storage.evaluation.now.targets.Places.Values),
+		unsafe.SliceData(storage.evaluation.edits.writes)
 	if refs == nil || keys == nil || sets == nil {
 		t.Fatal("the evaluation kept no records")
 	}
 	validateWith([]byte(strings.Replace(payload, `"workers-1"`, `"workers-x"`, 1)), NewLogger(io.Discard), &storage)
-	if unsafe.SliceData(storage.object.targets.Refs) != refs || unsafe.SliceData(storage.object.targets.Places.Values) != keys ||
-		unsafe.SliceData(storage.edits.writes) != sets {
+	if unsafe.SliceData(storage.evaluation.now.targets.Refs) != refs || unsafe.SliceData(storage.evaluation.now.targets.Places.Values) != keys ||
+		unsafe.SliceData(storage.evaluation.edits.writes) != sets {
 		t.Errorf("a request like the last one made its records in storage of their own")
 	}
 }
@@ -150,24 +152,39 @@ func TestEvaluatorRecords_ForgetsTheRequestOnceAnswered(t *testing.T) {
 	var storage Evaluator
 	for _, payload := range keptPayloads(t) {
 		validateWith([]byte(payload), NewLogger(io.Discard), &storage)
-		if !reflect.DeepEqual(storage.request, request{}) || !reflect.DeepEqual(storage.evaluation, evaluation{}) {
+		if !reflect.DeepEqual(storage.request, request{}) {
 			t.Fatalf("after %.200s...: the storage still holds the request: %+v", payload, storage.request)
+		}
+		// The engines keep the room their records took (emptied), and nothing else.
+		e := storage.evaluation
+		for _, ws := range []*objectWalks{&e.now, &e.was} {
+			for _, w := range []*walk.Walker{&ws.targets, &ws.guards} {
+				if len(w.Refs) != 0 || len(w.Places.Values) != 0 || len(w.Places.Names) != 0 {
+					t.Fatalf("after %.200s...: a walker still holds records: %+v", payload, w)
+				}
+				*w = walk.Walker{}
+			}
+		}
+		e.edits.writes, e.edits.sites, e.edits.spans = nil, nil, nil
+		e.now.field, e.was.field = "", "" // names, not views of the payload
+		if !reflect.DeepEqual(e, evaluation{}) {
+			t.Fatalf("after %.200s...: the evaluation still holds the request: %+v", payload, e)
 		}
 	}
 }
 
 // A storage reserved for requests of 4 KB (main reserves it at start-up) makes a small request's
-// records, a Pod stamp's and a Deployment's, in the storage reserved: none in storage of their own.
+// records, a Pod stamp's and a Deployment's, in the storage reserved: none in storage of their own (the
+// index's records: rawjson's TestRecords_ReservedHoldsADocumentOfItsSize).
 func TestEvaluatorRecords_ReservedHoldsASmallRequestsRecords(t *testing.T) {
 	for _, name := range []string{"pod-create-alice", "deployment-create-alice"} {
 		var storage Evaluator
 		storage.Reserve(4 << 10)
-		type kept struct{ containers, refs, keys, sets, groups, spans unsafe.Pointer }
+		type kept struct{ refs, keys, sets, groups, spans unsafe.Pointer }
 		arrays := func() kept {
-			return kept{storage.records.KeptAt(),
-				unsafe.Pointer(unsafe.SliceData(storage.object.targets.Refs)), unsafe.Pointer(unsafe.SliceData(storage.object.targets.Places.Values)),
-				unsafe.Pointer(unsafe.SliceData(storage.edits.writes)), unsafe.Pointer(unsafe.SliceData(storage.edits.grouped)),
-				unsafe.Pointer(unsafe.SliceData(storage.edits.spans))}
+			return kept{unsafe.Pointer(unsafe.SliceData(storage.evaluation.now.targets.Refs)), unsafe.Pointer(unsafe.SliceData(storage.evaluation.now.targets.Places.Values)),
+				unsafe.Pointer(unsafe.SliceData(storage.evaluation.edits.writes)), unsafe.Pointer(unsafe.SliceData(storage.evaluation.edits.sites)),
+				unsafe.Pointer(unsafe.SliceData(storage.evaluation.edits.spans))}
 		}
 		reserved := arrays()
 		payload := `{"request":` + mustJSON(t, fixture(t, name)) + `,"settings":{}}`

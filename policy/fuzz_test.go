@@ -134,7 +134,7 @@ func FuzzCheckSuppliedValue(f *testing.F) {
 		f.Add(v)
 	}
 	f.Fuzz(func(t *testing.T, value string) {
-		if CheckSuppliedValue(value) != "" {
+		if checkSuppliedValue(value) != "" {
 			return
 		}
 		var read yunikornValue
@@ -196,9 +196,9 @@ func FuzzStamp(f *testing.F) {
 		if json.Unmarshal([]byte(object), &original) != nil || !gjson.Valid(object) || !rawjson.Valid(groups) {
 			return // the policy refuses payloads that are not valid JSON before it gets here
 		}
-		e := evaluation{req: &request{index: rawjson.Parse(object), object: gjson.Parse(object)}, kind: podKind,
-			storage: new(Evaluator)}
-		pod, problem := e.walk(e.req.object, "request.object", &e.storage.object, false, 0)
+		var e evaluation
+		e.begin(Settings{}, &request{index: rawjson.Parse(object), object: gjson.Parse(object)}, requester{}, podKind, nil)
+		pod, problem := e.walk(&e.now, false, 0)
 		if problem != "" {
 			return
 		}
@@ -503,12 +503,25 @@ func checkWalkedTogetherAsApart(t *testing.T, payload []byte) {
 	trusted = bytes.Replace(trusted, []byte(`"settings":{`), []byte(`"settings":{"systemUsers":["^ctrl$"],`), 1)
 	for _, p := range [][]byte{payload, trusted} {
 		together := NewEvaluator(NewLogger(io.Discard)).evaluate(slices.Clone(p)).encode()
-		apart := NewEvaluator(NewLogger(io.Discard))
-		apart.walkApart = true
-		if alone := apart.evaluate(slices.Clone(p)).encode(); !bytes.Equal(together, alone) {
+		alone, walkedApart := decidedApart(slices.Clone(p))
+		if walkedApart && !bytes.Equal(together, alone) {
 			t.Fatalf("walked together:\n%s\nwalked apart:\n%s\nrequest: %s", together, alone, p)
 		}
 	}
+}
+
+// decidedApart answers an UPDATE of a declared kind as the policy does, but for walking each object by itself
+// where the policy walks them together; walkedApart is false for a request the policy walks apart anyway.
+func decidedApart(payload []byte) (answer []byte, walkedApart bool) {
+	e, _ := NewEvaluator(NewLogger(io.Discard)).prepare(payload)
+	if e == nil || e.req.operation.Str != opUpdate || !e.kind.isDeclared() || e.untouched() {
+		return nil, false
+	}
+	now, was, refusal, stopped := e.updateMapsApart(false, false, 0)
+	if stopped {
+		return refusal.encode(), true
+	}
+	return e.updateOver(&now, &was).encode(), true
 }
 
 // checkUnchangedAround checks what lets an UPDATE skip walking the old object: when unchangedAround says
@@ -518,12 +531,13 @@ func checkUnchangedAround(t *testing.T, payload []byte, kind *CustomWorkload) {
 	text := string(payload)
 	var r request
 	readRequest(rawjson.Parse(text), &r)
-	e := evaluation{req: &r, kind: declared("K", kind), storage: new(Evaluator)}
-	now, problem := e.walk(r.object, "request.object", &e.storage.object, false, 0)
+	var e evaluation
+	e.begin(Settings{}, &r, requester{}, declared("K", kind), nil)
+	now, problem := e.walk(&e.now, false, 0)
 	if problem != "" || !e.unchangedAround(&now) {
 		return
 	}
-	was, problem := e.walk(r.oldObject, "request.oldObject", &e.storage.oldObject, false, 0)
+	was, problem := e.walk(&e.was, false, 0)
 	if problem != "" {
 		t.Fatalf("unchanged around every map, but the old object is bad input: %s\n%s", problem, payload)
 	}
@@ -557,11 +571,11 @@ func FuzzLeaves(f *testing.F) {
 			return
 		}
 		found := false
-		eachLeaf(text, "p", func(l leaf) bool {
-			if !strings.HasPrefix(l.key, "p") {
-				t.Fatalf("leaf key %q lacks its prefix", l.key)
+		rawjson.EachLeaf(text, "p", func(l rawjson.Leaf) bool {
+			if !strings.HasPrefix(l.Key, "p") {
+				t.Fatalf("leaf key %q lacks its prefix", l.Key)
 			}
-			found = found || l.isString && strings.Contains(l.text, AnnotationKey)
+			found = found || l.IsString && strings.Contains(l.Text, AnnotationKey)
 			return true
 		})
 		if found && !named {
@@ -682,7 +696,12 @@ func checkRidersWalkAsAlone(t *testing.T, doc string, kind *CustomWorkload) {
 		x := rawjson.Parse(doc)
 		together := walk.Walker{Index: x, Field: "request.object", Entry: AnnotationKey}
 		alone := walk.Walker{Index: x, Field: "request.object", Entry: AnnotationKey}
-		got, want := together.WalkAll(rawjson.Root(doc), paths), alone.WalkEach(rawjson.Root(doc), paths)
+		got, want := together.WalkAll(rawjson.Root(doc), paths), walk.Problem{}
+		for i := range paths { // one path at a time: none rides along with another
+			if want = alone.WalkAll(rawjson.Root(doc), paths[i:i+1]); want.Found() {
+				break
+			}
+		}
 		if got != want {
 			t.Fatalf("walked together: %+v, alone: %+v\n%s", got, want, doc)
 		}

@@ -8,96 +8,96 @@ import (
 
 // The messages a request is refused with, by rule number (docs/rules.md).
 
-// Rule1Refusal refuses an untrusted requester's annotation; who is as YuniKorn says it ("user bob with groups [qa]").
-func Rule1Refusal(who string) string {
+// rule1Refusal refuses an untrusted requester's annotation; who is as YuniKorn says it ("user bob with groups [qa]").
+func rule1Refusal(who string) string {
 	return who + " is not allowed to set the " + AnnotationKey +
 		" annotation: remove it and the policy records the requester's identity itself"
 }
 
-// Rule5Refusal refuses a change of an existing pod's annotation.
-const Rule5Refusal = "the " + AnnotationKey + " annotation cannot be changed once the pod exists: " +
+// rule5Refusal refuses a change of an existing pod's annotation.
+const rule5Refusal = "the " + AnnotationKey + " annotation cannot be changed once the pod exists: " +
 	"leave it as it is, or delete the pod and create a new one"
 
-// Rule5LabelRefusal refuses a change of the legacy label of an existing pod without the annotation.
-func Rule5LabelRefusal(label string) string {
+// rule5LabelRefusal refuses a change of the legacy label of an existing pod without the annotation.
+func rule5LabelRefusal(label string) string {
 	return "the " + label + " label cannot be changed once the pod exists: " +
 		"leave it as it is, or delete the pod and create a new one"
 }
 
-// Rule8Refusal refuses an untrusted change of what (the annotation or the legacy label) in where.
-func Rule8Refusal(who, what, where, kind string) string {
+// rule8Refusal refuses an untrusted change of what (the annotation or the legacy label) in where.
+func rule8Refusal(who, what, where, kind string) string {
 	return who + " is not allowed to change " + what + " in " + where + " of this " + kind + ": leave it as it was"
 }
 
-// BindingRefusal is rule 10's message.
-const BindingRefusal = "a Binding cannot set the " + AnnotationKey + " annotation: the pod's annotation " +
+// bindingRefusal is rule 10's message.
+const bindingRefusal = "a Binding cannot set the " + AnnotationKey + " annotation: the pod's annotation " +
 	"cannot be changed once the pod exists; bind the pod without it"
 
-// Rule11Refusal refuses an untrusted requester's annotation in a custom resource's map at path.
-func Rule11Refusal(who, path string) string {
+// rule11Refusal refuses an untrusted requester's annotation in a custom resource's map at path.
+func rule11Refusal(who, path string) string {
 	return who + " is not allowed to set the " + AnnotationKey + " annotation (in " + path +
 		"): remove it and the policy records the requester's identity itself"
 }
 
-// Rule12Refusal refuses an untrusted change of the annotation in a custom resource's map at path.
-func Rule12Refusal(who, path, kind string) string {
+// rule12Refusal refuses an untrusted change of the annotation in a custom resource's map at path.
+func rule12Refusal(who, path, kind string) string {
 	return who + " is not allowed to change the " + AnnotationKey + " annotation in " + path + " of this " + kind +
 		": leave it as it was"
 }
 
-// InvalidKeyRefusal refuses a key of a target map that no pod can carry.
-func InvalidKeyRefusal(path, key string) string {
+// invalidKeyRefusal refuses a key of a target map that no pod can carry.
+func invalidKeyRefusal(path, key string) string {
 	return "the " + path + " key " + key + " is not a valid annotation key"
 }
 
-// GuardRefusal is rule 13's message.
-func GuardRefusal(path, key string) string {
+// guardRefusal is rule 13's message.
+func guardRefusal(path, key string) string {
 	return "the " + path + " entry " + key + " sets the " + AnnotationKey +
 		" annotation: only trusted controllers and allow-listed submitters may"
 }
 
-// TemplateKeyRefusal is rule 13's message for a template key.
-func TemplateKeyRefusal(path, key string) string {
+// templateKeyRefusal is rule 13's message for a template key.
+func templateKeyRefusal(path, key string) string {
 	return "the " + path + " entry " + key + " is a template key: only trusted controllers and allow-listed submitters may"
 }
 
-// ApplicationRefusal is rule 14's message; namespace is what the ID shows of it.
-func ApplicationRefusal(id, namespace string) string {
+// otherNamespacesApplicationRefusal is rule 14's message; namespace is what the ID shows of it.
+func otherNamespacesApplicationRefusal(id, namespace string) string {
 	return "application ID " + id + " is the generated application of namespace " + namespace +
 		": a pod may join it only from that namespace"
 }
 
-// Rule14bRefusal refuses a change of a pod's application ID (old and id are "none" when absent).
-func Rule14bRefusal(old, id string) string {
+// rule14bRefusal refuses a change of a pod's application ID (old and id are "none" when absent).
+func rule14bRefusal(old, id string) string {
 	return "the application of a pod cannot change once the pod exists: " + old + " to " + id
 }
 
-// TaskGroupsRefusal is rule 15's message.
-const TaskGroupsRefusal = "the " + TaskGroupsKey + " annotation sets the " + AnnotationKey +
+// taskGroupsRefusal is rule 15's message.
+const taskGroupsRefusal = "the " + TaskGroupsKey + " annotation sets the " + AnnotationKey +
 	" annotation on placeholder pods: only trusted controllers and allow-listed submitters may"
 
-// TaskGroupsNotPlainRefusal is rule 15's message for a value the policy cannot read as YuniKorn does.
-func TaskGroupsNotPlainRefusal(what string) string {
+// taskGroupsNotPlainRefusal is rule 15's message for a value the policy cannot read as YuniKorn does.
+func taskGroupsNotPlainRefusal(what string) string {
 	return "the " + TaskGroupsKey + " annotation is not plain JSON task groups: " + what
 }
 
-// TaskGroupsKeyRefusal is rule 15's message for a key the task groups may not set.
-func TaskGroupsKeyRefusal(key string) string {
+// taskGroupsKeyRefusal is rule 15's message for a key the task groups may not set.
+func taskGroupsKeyRefusal(key string) string {
 	return "the " + TaskGroupsKey + " annotation sets " + key +
 		" on placeholder pods: only trusted controllers and allow-listed submitters may"
 }
 
-// TooLargeRefusal is the bounded answer's message (docs/rules.md "Cost").
-func TooLargeRefusal(size, written int) string {
+// tooLargeRefusal is the bounded answer's message (docs/rules.md "Cost").
+func tooLargeRefusal(size, written int) string {
 	return "the object would be " + strconv.Itoa(size) + " bytes once stamped (" + strconv.Itoa(written) +
 		" annotation maps and task groups), more than the 3 MiB the API server accepts"
 }
 
-// TooManyTargetsRefusal is the bounded answer's message for a CREATE naming too many maps (docs/rules.md "Cost").
-var TooManyTargetsRefusal = tooManyRefusal("annotation maps")
+// tooManyTargetsRefusal is the bounded answer's message for a CREATE naming too many maps (docs/rules.md "Cost").
+var tooManyTargetsRefusal = tooManyRefusal("annotation maps")
 
-// TooManyGroupsRefusal is TooManyTargetsRefusal for the task groups of one map.
-var TooManyGroupsRefusal = tooManyRefusal("task groups")
+// tooManyGroupsRefusal is tooManyTargetsRefusal for the task groups of one map.
+var tooManyGroupsRefusal = tooManyRefusal("task groups")
 
 // tooManyRefusal says that more than mostStamped things named what, each stamped, exceed maxObjectBytes.
 func tooManyRefusal(what string) string {
@@ -106,8 +106,8 @@ func tooManyRefusal(what string) string {
 		" bytes), more than the 3 MiB the API server accepts"
 }
 
-// InvalidValueRefusal refuses a trusted requester's invalid value in where (rules 1, 7, 11 and 12).
-func InvalidValueRefusal(where, problem string) string {
+// invalidValueRefusal refuses a trusted requester's invalid value in where (rules 1, 7, 11 and 12).
+func invalidValueRefusal(where, problem string) string {
 	return "the " + AnnotationKey + " annotation in " + where + " is not valid: " + problem +
 		`; a valid value looks like {"user":"alice","groups":["devops","system:authenticated"]}`
 }
@@ -142,9 +142,9 @@ func walkProblemText(p walk.Problem, kind string) string {
 	case walk.NotAString:
 		return notAString(p.At, p.Key)
 	case walk.TooManyMaps:
-		return TooManyTargetsRefusal
+		return tooManyTargetsRefusal
 	}
-	return ""
+	return p.At + " could not be read" // walk.NotIndexed: never "", which would read as no problem
 }
 
 // duplicateKey is duplicateMember for key in the map at path, named as a concrete path names it.

@@ -35,67 +35,76 @@ func (m *objectMaps) label() gjson.Result {
 	return m.labels.Value().Result(m.doc)
 }
 
-// objectWalks are the walkers of one object's paths (request.object's or request.oldObject's); each keeps
-// its records for the next evaluation.
+// objectWalks are the walkers of one object of the request (request.object or request.oldObject); each
+// keeps its records for the next evaluation.
 type objectWalks struct {
+	object          gjson.Result
+	field           string // where object is in the payload, for messages
 	targets, guards walk.Walker
 }
 
-// walk walks the kind's paths over object, named field in messages, with ws; a problem is a bad-input
-// message. existing leaves out the target maps that do not exist; most, when not 0, is how many maps one
-// path may name (mostTargets).
-func (e *evaluation) walk(object gjson.Result, field string, ws *objectWalks, existing bool, most int) (objectMaps, string) {
-	if !object.IsObject() {
-		return objectMaps{}, field + " is missing or not an object"
+func (ws *objectWalks) begin(object gjson.Result, field string) { ws.object, ws.field = object, field }
+
+// forget drops ws's views of the last request, keeping the room the walkers' records took.
+func (ws *objectWalks) forget() {
+	ws.object = gjson.Result{}
+	ws.targets.Reset(nil, "", "")
+	ws.guards.Reset(nil, "", "")
+}
+
+// walk walks the kind's paths over ws's object; a problem is a bad-input message. existing leaves out the
+// target maps that do not exist; most, when not 0, is how many maps one path may name (mostTargets).
+func (e *evaluation) walk(ws *objectWalks, existing bool, most int) (objectMaps, string) {
+	if !ws.object.IsObject() {
+		return objectMaps{}, ws.field + " is missing or not an object"
 	}
 	w := &ws.targets
-	w.Reset(e.req.index, field, AnnotationKey)
+	w.Reset(e.req.index, ws.field, AnnotationKey)
 	w.Most, w.Existing = most, existing
-	if problem := w.WalkAll(rawjson.Root(object.Raw), e.kind.targets); problem.Found() {
+	if problem := w.WalkAll(rawjson.Root(ws.object.Raw), e.kind.targets); problem.Found() {
 		return objectMaps{}, e.walkProblem(problem)
 	}
-	return e.besideTargets(object, field, ws)
+	return e.besideTargets(ws)
 }
 
 // walkPaired walks both objects of an UPDATE of a declared kind together. ok is false when either is not
 // an object or a walk met a problem: walking each object by itself then gives the message. refused says
 // the new object alone names more maps than a 3 MiB answer holds (docs/rules.md "Cost").
 func (e *evaluation) walkPaired() (now, was objectMaps, ok, refused bool) {
-	object, old := e.req.object, e.req.oldObject
-	if !object.IsObject() || !old.IsObject() {
+	if !e.now.object.IsObject() || !e.was.object.IsObject() {
 		return now, was, false, false
 	}
-	wNow, wWas := &e.storage.object.targets, &e.storage.oldObject.targets
-	wNow.Reset(e.req.index, "request.object", AnnotationKey)
-	wWas.Reset(e.req.index, "request.oldObject", AnnotationKey)
-	if ok, refused = walk.Paired(wNow, wWas, rawjson.Root(object.Raw), rawjson.Root(old.Raw), e.kind.targets, mostMaps(object)); !ok {
+	wNow, wWas := &e.now.targets, &e.was.targets
+	wNow.Reset(e.req.index, e.now.field, AnnotationKey)
+	wWas.Reset(e.req.index, e.was.field, AnnotationKey)
+	if ok, refused = walk.Paired(wNow, wWas, rawjson.Root(e.now.object.Raw), rawjson.Root(e.was.object.Raw), e.kind.targets, mostMaps(e.now.object)); !ok {
 		return now, was, false, refused
 	}
-	now, problem := e.besideTargets(object, "request.object", &e.storage.object)
+	now, problem := e.besideTargets(&e.now)
 	if problem != "" {
 		return now, was, false, false
 	}
-	was, problem = e.besideTargets(old, "request.oldObject", &e.storage.oldObject)
+	was, problem = e.besideTargets(&e.was)
 	return now, was, problem == "", false
 }
 
-// besideTargets walks what the kind reads beside the targets ws found in object (guard maps, a built-in
+// besideTargets walks what the kind reads beside the targets ws's walk found (guard maps, a built-in
 // kind's labels) and returns them all.
-func (e *evaluation) besideTargets(object gjson.Result, field string, ws *objectWalks) (objectMaps, string) {
+func (e *evaluation) besideTargets(ws *objectWalks) (objectMaps, string) {
 	k := &e.kind
-	root := rawjson.Root(object.Raw)
+	root := rawjson.Root(ws.object.Raw)
 	w, g := &ws.targets, &ws.guards
-	g.Reset(e.req.index, field, "")
+	g.Reset(e.req.index, ws.field, "")
 	if problem := g.WalkAll(root, k.guards); problem.Found() {
 		return objectMaps{}, e.walkProblem(problem)
 	}
-	m := objectMaps{doc: object.Raw, targets: walk.InDocumentOrder(w.Refs), guard: walk.InDocumentOrder(g.Refs), places: w.Places, guardPlaces: g.Places}
+	m := objectMaps{doc: ws.object.Raw, targets: walk.InDocumentOrder(w.Refs), guard: walk.InDocumentOrder(g.Refs), places: w.Places, guardPlaces: g.Places}
 	if k.labels == nil {
 		return m, ""
 	}
 	// Not `return m, e.readLabels(&m, ...)`: Go leaves unspecified whether m is read before the call fills
 	// it, and TinyGo reads it before.
-	problem := e.readLabels(&m, root, field)
+	problem := e.readLabels(&m, root, ws.field)
 	return m, problem
 }
 

@@ -46,7 +46,7 @@ func readTaskGroupsUpTo(text, legacyLabel string, most int) taskGroups {
 		tg.notPlain = "it is not valid UTF-8"
 	case !rawjson.Valid(text):
 		tg.notPlain = "it is not valid JSON"
-	case hasLoneSurrogate(text):
+	case rawjson.HasLoneSurrogate(text):
 		tg.notPlain = "it holds a lone surrogate escape"
 	default:
 		x = rawjson.Parse(text)
@@ -90,11 +90,11 @@ func readTaskGroupsUpTo(text, legacyLabel string, most int) taskGroups {
 func (tg *taskGroups) refusal(carries bool) string {
 	switch {
 	case tg.notPlain != "":
-		return TaskGroupsNotPlainRefusal(tg.notPlain)
+		return taskGroupsNotPlainRefusal(tg.notPlain)
 	case tg.elsewhere || tg.inGroups && !carries:
-		return TaskGroupsRefusal
+		return taskGroupsRefusal
 	case tg.setsKey != "":
-		return TaskGroupsKeyRefusal(tg.setsKey)
+		return taskGroupsKeyRefusal(tg.setsKey)
 	}
 	return ""
 }
@@ -238,45 +238,6 @@ func isApplicationIDKey(key string) bool {
 	return key == appIDKey || key == applicationIDKey || key == sparkAppSelector
 }
 
-// hasLoneSurrogate reports whether valid JSON text escapes half of a surrogate pair on its own.
-func hasLoneSurrogate(text string) bool {
-	high := false // the escape before was a high surrogate, waiting for its pair
-	for i := 0; i < len(text); i++ {
-		if text[i] != '\\' {
-			if high {
-				return true
-			}
-			continue
-		}
-		i++
-		if text[i] != 'u' {
-			if high {
-				return true
-			}
-			continue
-		}
-		u, _ := strconv.ParseUint(text[i+1:i+5], 16, 16) // valid JSON: four hex digits
-		i += 4
-		switch {
-		case u >= 0xD800 && u < 0xDC00:
-			if high {
-				return true
-			}
-			high = true
-		case u >= 0xDC00 && u < 0xE000:
-			if !high {
-				return true
-			}
-			high = false
-		default:
-			if high {
-				return true
-			}
-		}
-	}
-	return high
-}
-
 func quote(s string) string { return rawjson.Quote(s) }
 
 // maxObjectBytes is the largest object the API server accepts; a larger answer is refused (docs/rules.md "Cost").
@@ -312,10 +273,10 @@ func (e *evaluation) taskGroupsOf(m *objectMaps, t *walk.Ref) (gjson.Result, str
 	return v, ""
 }
 
-// groups applies rules 15 and 16 to one target (but a Pod's UPDATE): carried is its user.info value in the
+// taskGroupsRules applies rules 15 and 16 to one target (but a Pod's UPDATE): carried is its user.info value in the
 // answer (absent for none; stamp: the value stampJSON writes, made only if needed), before its pair in was (nil on
 // CREATE and for a new target).
-func (c *change) groups(m *objectMaps, t *walk.Ref, carried gjson.Result, stamp bool, was *objectMaps, before *walk.Ref) (decision, bool) {
+func (c *change) taskGroupsRules(m *objectMaps, t *walk.Ref, carried gjson.Result, stamp bool, was *objectMaps, before *walk.Ref) (decision, bool) {
 	e := c.e
 	now, problem := e.taskGroupsOf(m, t)
 	if problem != "" {
@@ -343,7 +304,7 @@ func (c *change) groups(m *objectMaps, t *walk.Ref, carried gjson.Result, stamp 
 	tg := readTaskGroupsUpTo(now.Str, e.settings.LegacyUserLabel, e.mostGroups(carried))
 	if tg.tooMany {
 		e.warn("refused an object too large once stamped (bounded answer)")
-		return reject(TooManyGroupsRefusal), true
+		return reject(tooManyGroupsRefusal), true
 	}
 	if groupsNew && !e.trusted() {
 		if refusal := tg.refusal(carried.Exists()); refusal != "" {
@@ -358,7 +319,7 @@ func (c *change) groups(m *objectMaps, t *walk.Ref, carried gjson.Result, stamp 
 }
 
 // stampGroups applies rule 16 to a target's plain task groups (text now): each group carries value.
-// Apart from groups, which runs for every target: docs/runtime.md "Memory and TinyGo's collector".
+// Apart from taskGroupsRules, which runs for every target: docs/runtime.md "Memory and TinyGo's collector".
 func (c *change) stampGroups(m *objectMaps, t *walk.Ref, tg *taskGroups, value string, now gjson.Result) (decision, bool) {
 	e := c.e
 	rw := groupsRewrite{text: tg.text, x: tg.x, value: value, over: !e.trusted()}
@@ -366,10 +327,10 @@ func (c *change) stampGroups(m *objectMaps, t *walk.Ref, tg *taskGroups, value s
 	rw.size, rw.groups, _ = rw.stamp(nil, func(old string) bool {
 		switch {
 		case !e.trusted() && e.settings.OnUntrustedAnnotation == ModeReject:
-			refusal = TaskGroupsRefusal
+			refusal = taskGroupsRefusal
 		case e.trusted():
-			if problem := CheckSuppliedValue(old); problem != "" {
-				refusal = InvalidValueRefusal(e.place(m, t)+"'s task groups", problem)
+			if problem := checkSuppliedValue(old); problem != "" {
+				refusal = invalidValueRefusal(e.place(m, t)+"'s task groups", problem)
 			}
 		default:
 			c.n[groupsReplaced]++
@@ -413,7 +374,7 @@ func (e *evaluation) podGroups(now, was *objectMaps) string {
 	differs := false
 	rw := groupsRewrite{text: tg.text, x: tg.x, value: own.Str}
 	if _, n, _ := rw.stamp(nil, func(string) bool { differs = true; return false }); n > 0 || differs {
-		return TaskGroupsRefusal
+		return taskGroupsRefusal
 	}
 	return ""
 }
@@ -422,23 +383,7 @@ func (e *evaluation) podGroups(now, was *objectMaps) string {
 // when rw.over and differs agrees), appending the text to out; with out nil it only counts. It returns the
 // text's length as a JSON string and how many groups it writes.
 func (rw *groupsRewrite) stamp(out []byte, differs func(old string) bool) (size, groups int, _ []byte) {
-	entry := quote(AnnotationKey) + ":" + quote(rw.value)
-	value := quote(rw.value)
-	pieces := [...]string{`"annotations":{` + entry + `}`, `"annotations":{` + entry + `},`, "{" + entry + "}", entry, entry + ",", value}
-	var lens [len(pieces)]int
-	for i, p := range pieces {
-		lens[i] = rawjson.QuotedLen(p)
-	}
-	size = rawjson.QuotedLen(rw.text)
-	from := 0
-	write := func(start, end, piece, removed int) {
-		groups++
-		size += lens[piece] - removed
-		if out != nil {
-			out = append(append(out, rw.text[from:start]...), pieces[piece]...)
-		}
-		from = end
-	}
+	w := newGroupsWriter(rw.text, rw.value, out)
 	x := rw.x
 	if x == nil {
 		x = rawjson.Parse(rw.text)
@@ -453,36 +398,85 @@ func (rw *groupsRewrite) stamp(out []byte, differs func(old string) bool) (size,
 		if !g.IsObject() {
 			continue
 		}
-		at := rawjson.OffsetIn(rw.text, g.Raw)
-		_, annotations, _ := x.Member(g, "annotations")
+		annotations, _ := x.Child(g, "annotations")
 		switch {
 		case !annotations.Exists():
-			write(at+1, at+1, 0+commaAfter(x, g), 0)
+			w.insert(x, g, annotationsInserted)
 		case annotations.Type == gjson.Null:
-			at = rawjson.OffsetIn(rw.text, annotations.Raw)
-			write(at, at+len(annotations.Raw), 2, len("null"))
+			w.replace(annotations, annotationsOverNull)
 		default:
-			_, v, _ := x.Member(annotations, AnnotationKey)
+			v, _ := x.Child(annotations, AnnotationKey)
 			switch {
 			case !v.Exists():
-				at = rawjson.OffsetIn(rw.text, annotations.Raw)
-				write(at+1, at+1, 3+commaAfter(x, annotations), 0)
+				w.insert(x, annotations, entryInserted)
 			case v.Str != rw.value && differs(v.Str) && rw.over:
-				at = rawjson.OffsetIn(rw.text, v.Raw)
-				write(at, at+len(v.Raw), 5, rawjson.QuotedLen(v.Raw))
+				w.replace(v, valueOverOld)
 			}
 		}
 	}
-	if out != nil {
-		out = append(out, rw.text[from:]...)
+	if w.out != nil {
+		w.out = append(w.out, rw.text[w.from:]...)
 	}
-	return size + 2, groups, out
+	return w.size + 2, w.groups, w.out
 }
 
-// commaAfter is 1 when a member inserted first in obj needs a comma after it (obj has members), else 0.
-func commaAfter(x *rawjson.Index, obj gjson.Result) int {
-	if x.HasMembers(obj) {
-		return 1
+// groupPiece is a text groupsWriter writes into a task group.
+type groupPiece uint8
+
+const (
+	annotationsInserted      groupPiece = iota // "annotations" with the entry, at the group's '{'
+	annotationsInsertedComma                   // the same, before the group's members
+	entryInserted                              // the entry, at the annotations' '{'
+	entryInsertedComma                         // the same, before their members
+	annotationsOverNull                        // an object with the entry, over "annotations": null
+	valueOverOld                               // the value, over a different one
+	groupPieces
+)
+
+// groupsWriter writes task groups again piece by piece: it counts the groups written and the text's
+// length as a JSON string, and appends the text to out unless out is nil.
+type groupsWriter struct {
+	text               string
+	out                []byte
+	from, size, groups int
+	pieces             [groupPieces]string
+	lens               [groupPieces]int // each piece's length in a JSON string
+}
+
+func newGroupsWriter(text, value string, out []byte) groupsWriter {
+	entry := quote(AnnotationKey) + ":" + quote(value)
+	w := groupsWriter{text: text, out: out, size: rawjson.QuotedLen(text), pieces: [groupPieces]string{
+		annotationsInserted: `"annotations":{` + entry + `}`, annotationsInsertedComma: `"annotations":{` + entry + `},`,
+		entryInserted: entry, entryInsertedComma: entry + ",",
+		annotationsOverNull: "{" + entry + "}", valueOverOld: quote(value),
+	}}
+	for i, p := range w.pieces {
+		w.lens[i] = rawjson.QuotedLen(p)
 	}
-	return 0
+	return w
+}
+
+// insert writes piece at obj's '{', in its comma form when obj has members.
+func (w *groupsWriter) insert(x *rawjson.Index, obj gjson.Result, piece groupPiece) {
+	if x.HasMembers(obj) {
+		piece++
+	}
+	at := rawjson.OffsetIn(w.text, obj.Raw) + 1
+	w.write(at, at, piece, 0)
+}
+
+// replace writes piece over old.
+func (w *groupsWriter) replace(old gjson.Result, piece groupPiece) {
+	at := rawjson.OffsetIn(w.text, old.Raw)
+	w.write(at, at+len(old.Raw), piece, rawjson.QuotedLen(old.Raw))
+}
+
+// write puts piece in place of text[start:end], whose length in a JSON string is removed.
+func (w *groupsWriter) write(start, end int, piece groupPiece, removed int) {
+	w.groups++
+	w.size += w.lens[piece] - removed
+	if w.out != nil {
+		w.out = append(append(w.out, w.text[w.from:start]...), w.pieces[piece]...)
+	}
+	w.from = end
 }

@@ -102,7 +102,7 @@ func TestRule16_AnUntrustedDifferentValueIsReplacedOrRejected(t *testing.T) {
 	}
 	expectWarning(t, resp, "task groups replaced")
 	resp, _ = evaluateReq(t, podTaskGroups(t, bobUser, groups), rejectSettings)
-	expectRejected(t, resp, TaskGroupsRefusal)
+	expectRejected(t, resp, taskGroupsRefusal)
 }
 
 func TestRule16_ATrustedRequestersValidValueIsKept(t *testing.T) {
@@ -153,8 +153,8 @@ func TestRule16_APodUpdateRewritesNothing(t *testing.T) {
 		want   string
 	}{
 		{`[{"name":"a","annotations":{"` + AnnotationKey + `":` + rawjson.Quote(own) + `}}]`, ""},
-		{`[{"name":"a"}]`, TaskGroupsRefusal},
-		{`[{"name":"a","annotations":{"` + AnnotationKey + `":` + rawjson.Quote(bobValue) + `}}]`, TaskGroupsRefusal},
+		{`[{"name":"a"}]`, taskGroupsRefusal},
+		{`[{"name":"a","annotations":{"` + AnnotationKey + `":` + rawjson.Quote(bobValue) + `}}]`, taskGroupsRefusal},
 		{`[{"name":"a","ANNOTATIONS":{}}]`, "is not plain JSON task groups"},
 	} {
 		req := fixture(t, "pod-update-status")
@@ -188,7 +188,7 @@ func TestRule15_TaskGroupsThatAreNotPlainAreRefused(t *testing.T) {
 	} {
 		for _, settings := range []string{"", rejectSettings} {
 			resp, _ := evaluateReq(t, podTaskGroups(t, bobUser, groups), settings)
-			if !strings.Contains(resp.Message, TaskGroupsNotPlainRefusal("")) {
+			if !strings.Contains(resp.Message, taskGroupsNotPlainRefusal("")) {
 				t.Fatalf("%s: %+v", groups, resp.Message)
 			}
 		}
@@ -198,7 +198,7 @@ func TestRule15_TaskGroupsThatAreNotPlainAreRefused(t *testing.T) {
 	}
 	// a key given twice, in the settings' wording (keyTwice)
 	resp, _ := evaluateReq(t, podTaskGroups(t, bobUser, `[{"name":"a","name":"b"}]`), "")
-	expectRejected(t, resp, TaskGroupsNotPlainRefusal(`the key "name" occurs more than once in an object`))
+	expectRejected(t, resp, taskGroupsNotPlainRefusal(`the key "name" occurs more than once in an object`))
 }
 
 func TestRule15_TheAnnotationElsewhereInTaskGroupsIsRefused(t *testing.T) {
@@ -209,23 +209,23 @@ func TestRule15_TheAnnotationElsewhereInTaskGroupsIsRefused(t *testing.T) {
 		`{"` + AnnotationKey + `":"x"}`,
 	} {
 		resp, _ := evaluateReq(t, podTaskGroups(t, bobUser, groups), "")
-		expectRejected(t, resp, TaskGroupsRefusal)
+		expectRejected(t, resp, taskGroupsRefusal)
 	}
 	// in a guard leaf, even as a group's annotations key
 	tg := rawjson.Quote(`[{"name":"tg","annotations":{"yunikorn.apache.org\/user.info":"x"}}]`)
 	conf := `{"spec":{"sparkConf":{"spark.kubernetes.driver.annotation.` + TaskGroupsKey + `":` + tg + `}}}`
 	resp, _ := evaluateReq(t, sparkApp(t, asBob, conf, ""), sparkSettings)
-	expectRejected(t, resp, TaskGroupsRefusal)
+	expectRejected(t, resp, taskGroupsRefusal)
 	conf = `{"spec":{"sparkConf":{"spark.kubernetes.driver.annotation.` + TaskGroupsKey + `":` + rawjson.Quote(`[{"name":"a","ANNOTATIONS":{}}]`) + `}}}`
 	resp, _ = evaluateReq(t, sparkApp(t, asBob, conf, ""), sparkSettings)
-	expectRejected(t, resp, TaskGroupsNotPlainRefusal(""))
+	expectRejected(t, resp, taskGroupsNotPlainRefusal(""))
 }
 
 func TestRule15_ApplicationKeysAndTheLegacyLabelInTaskGroupsAreRefused(t *testing.T) {
 	for _, key := range []string{"applicationId", "yunikorn.apache.org/app-id", "spark-app-selector", "yunikorn.apache.org/username"} {
 		for _, m := range []string{"annotations", "labels"} {
 			resp, _ := evaluateReq(t, podTaskGroups(t, bobUser, `[{"name":"a","`+m+`":{"`+key+`":"x"}}]`), "")
-			expectRejected(t, resp, TaskGroupsKeyRefusal(key))
+			expectRejected(t, resp, taskGroupsKeyRefusal(key))
 		}
 	}
 	// with legacy handling off, the label is an ordinary key
@@ -247,7 +247,7 @@ func TestCost_ACreateWithTooManyTaskGroupsStopsAtTheBound(t *testing.T) {
 	groups := "[" + strings.Repeat("{},", 500000) + "{}]" // 1.5 MB
 	for _, settings := range []string{"", rejectSettings} {
 		resp, _ := evaluateReq(t, podTaskGroups(t, bobUser, groups), settings)
-		expectRejected(t, resp, TooManyGroupsRefusal)
+		expectRejected(t, resp, tooManyGroupsRefusal)
 	}
 }
 
@@ -328,16 +328,20 @@ func TestCost_AnUpdateRecordsNoMapMissingFromBothObjects(t *testing.T) {
 	old := templates(n, `{}`)
 	object := `{"spec":{"entrypoint":"b","templates":[{"metadata":{"annotations":{}}},` + old[len(`{"spec":{"templates":[{},`):]
 	payload := []byte(`{"request":` + mustJSON(t, workflow(t, asBob, object, old)) + `,"settings":` + argoWorkflowSettings + `}`)
-	together, apart := NewEvaluator(NewLogger(io.Discard)), NewEvaluator(NewLogger(io.Discard))
-	apart.walkApart = true
-	answer, answerApart := together.evaluate(slices.Clone(payload)).encode(), apart.evaluate(slices.Clone(payload)).encode()
-	if !bytes.Equal(answer, answerApart) {
+	together := NewEvaluator(NewLogger(io.Discard))
+	answer := together.evaluate(slices.Clone(payload)).encode()
+	apart := NewEvaluator(NewLogger(io.Discard))
+	e, _ := apart.prepare(slices.Clone(payload))
+	now, was, _, _ := e.updateMapsApart(false, false, 0)
+	if answerApart := e.updateOver(&now, &was).encode(); !bytes.Equal(answer, answerApart) {
 		t.Fatalf("walked together:\n%s\napart:\n%s", answer, answerApart)
 	}
 	if !strings.Contains(string(answer), `"accepted":true`) || strings.Contains(string(answer), "mutated_object") {
 		t.Fatalf("want an acceptance without a change: %s", answer)
 	}
-	recorded := func(ev *Evaluator) int { return len(ev.object.targets.Refs) + len(ev.oldObject.targets.Refs) }
+	recorded := func(ev *Evaluator) int {
+		return len(ev.evaluation.now.targets.Refs) + len(ev.evaluation.was.targets.Refs)
+	}
 	if got := recorded(together); got != 2 { // the map the new object holds, and its place in the old one
 		t.Errorf("walked together, %d targets recorded, want 2", got)
 	}
@@ -353,7 +357,7 @@ func TestCost_AnUpdateAddingTooManyMapsStopsAtTheBound(t *testing.T) {
 	changed := `{"spec":{"entrypoint":"b",` + many[len(`{"spec":{`):]
 	for _, who := range [][]string{asBob, {"system:serviceaccount:kube-system:argo"}} {
 		resp, _ := evaluateReq(t, workflow(t, who, many, `{"spec":{"templates":[]}}`), argoWorkflowSettings)
-		expectRejected(t, resp, TooManyTargetsRefusal)
+		expectRejected(t, resp, tooManyTargetsRefusal)
 		resp, _ = evaluateReq(t, workflow(t, who, changed, many), argoWorkflowSettings)
 		expectAccepted(t, resp)
 	}
@@ -370,7 +374,7 @@ func TestCost_ACreateNamingTooManyMapsStopsAtTheBound(t *testing.T) {
 	many := templates(maxObjectBytes/minStampBytes+2, `{}`)
 	for _, settings := range []string{argoWorkflowSettings, strings.Replace(argoWorkflowSettings, `{"customWorkloads"`, `{"onUntrustedAnnotation":"reject","customWorkloads"`, 1)} {
 		resp, _ := evaluateReq(t, workflow(t, asBob, many, ""), settings)
-		expectRejected(t, resp, TooManyTargetsRefusal)
+		expectRejected(t, resp, tooManyTargetsRefusal)
 	}
 	resp, _ := evaluateReq(t, workflow(t, []string{"system:serviceaccount:kube-system:argo"}, many, ""), argoWorkflowSettings)
 	expectAccepted(t, resp)

@@ -27,7 +27,7 @@ func TestRule5_OtherChangesPass(t *testing.T) {
 }
 
 func TestRule5_AnnotationIsImmutable(t *testing.T) {
-	const msg = Rule5Refusal
+	const msg = rule5Refusal
 	for _, tc := range []struct {
 		name     string
 		user     map[string]any
@@ -113,7 +113,7 @@ func TestRule5_LegacyLabelIsImmutableWithoutAnnotation(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			resp, _ := evaluateReq(t, withLabels(tc.old, tc.new, tc.annotated), tc.settings)
 			if tc.wantRejection {
-				expectRejected(t, resp, Rule5LabelRefusal("yunikorn.apache.org/username"))
+				expectRejected(t, resp, rule5LabelRefusal("yunikorn.apache.org/username"))
 			} else {
 				expectAccepted(t, resp)
 			}

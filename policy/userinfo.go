@@ -66,9 +66,9 @@ func stampJSON(u *requester) []rawjson.Part {
 	return []rawjson.Part{{Text: `"{\"user\":` + user + `,\"groups\":`}, {Text: u.groups.Raw, Quotes: 2 * u.count}, {Text: `}"`}}
 }
 
-// CheckSuppliedValue applies the strict validator of docs/rules.md "Value format" to a trusted requester's
+// checkSuppliedValue applies the strict validator of docs/rules.md "Value format" to a trusted requester's
 // value: "" when it is valid, or what is wrong with it.
-func CheckSuppliedValue(value string) string {
+func checkSuppliedValue(value string) string {
 	if !rawjson.Valid(value) {
 		return "it is not valid JSON"
 	}

@@ -223,9 +223,9 @@ func TestCheckSuppliedValue(t *testing.T) {
 		{`{'user':'alice'}`, "not valid JSON"},
 		{"{\"user\":\"al\xffice\"}", "not valid UTF-8"},
 	} {
-		got := CheckSuppliedValue(tc.value)
+		got := checkSuppliedValue(tc.value)
 		if tc.problem == "" && got != "" || tc.problem != "" && !strings.Contains(got, tc.problem) {
-			t.Errorf("CheckSuppliedValue(%q) = %q, want %q", tc.value, got, tc.problem)
+			t.Errorf("checkSuppliedValue(%q) = %q, want %q", tc.value, got, tc.problem)
 		}
 	}
 }

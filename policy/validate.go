@@ -81,9 +81,8 @@ func (ev *Evaluator) prepare(payload []byte) (*evaluation, decision) {
 	if problem != "" {
 		return nil, badInput("the policy settings are not valid: " + problem)
 	}
-	e := &ev.evaluation
-	*e = evaluation{settings: settings, req: r, who: who, kind: kind, log: ev.log, storage: ev}
-	return e, decision{}
+	ev.evaluation.begin(settings, r, who, kind, ev.log)
+	return &ev.evaluation, decision{}
 }
 
 // evaluateCustom is prepare for a kind outside the table: a kind declared in customWorkloads (rules
@@ -107,9 +106,8 @@ func (ev *Evaluator) evaluateCustom(r *request) (*evaluation, decision) {
 	if problem != "" {
 		return nil, badInput(problem)
 	}
-	e := &ev.evaluation
-	*e = evaluation{settings: settings, req: r, who: who, kind: declared(r.kind, custom), log: ev.log, storage: ev}
-	return e, decision{}
+	ev.evaluation.begin(settings, r, who, declared(r.kind, custom), ev.log)
+	return &ev.evaluation, decision{}
 }
 
 // bindingDecision applies rule 10: a Binding that carries the annotation is refused whoever sends it,
@@ -124,7 +122,7 @@ func bindingDecision(x *rawjson.Index, object gjson.Result, logger *Logger, logD
 			entry.String("kind", "Binding")
 			entry.String("pod", object.Get("metadata.name").String())
 		})
-		return reject(BindingRefusal)
+		return reject(bindingRefusal)
 	}
 	if logDecisions {
 		logger.Debug("accepted a Binding without "+AnnotationKey+" (rule 10)", func(entry *Entry) { entry.String("kind", "Binding") })
@@ -157,18 +155,36 @@ func bindingSetsAnnotation(x *rawjson.Index, object gjson.Result) (bool, string)
 	case !annotations.IsObject():
 		return false, field + ".metadata.annotations must be an object of strings"
 	}
-	_, value, dup := x.Member(annotations, AnnotationKey)
+	value, dup := x.Child(annotations, AnnotationKey)
 	return value.Exists() || dup, ""
 }
 
+// evaluation is one request's decision, with the engines it runs: they keep their records from one
+// evaluation to the next, and each empties them when it starts.
 type evaluation struct {
 	settings Settings
 	req      *request
 	who      requester
 	kind     workload
 	log      *Logger
-	storage  *Evaluator
-	trust    int8 // trusted's answer: 0 until asked, then 1 or -1
+	trust    int8        // trusted's answer: 0 until asked, then 1 or -1
+	now, was objectWalks // request.object's walkers and request.oldObject's
+	edits    edits
+}
+
+// begin readies e for a request, keeping the engines' records.
+func (e *evaluation) begin(settings Settings, r *request, who requester, kind workload, log *Logger) {
+	e.settings, e.req, e.who, e.kind, e.log, e.trust = settings, r, who, kind, log, 0
+	e.now.begin(r.object, "request.object")
+	e.was.begin(r.oldObject, "request.oldObject")
+}
+
+// forget drops what e holds of the request, keeping the engines' records.
+func (e *evaluation) forget() {
+	e.settings, e.req, e.who, e.kind, e.log, e.trust = Settings{}, nil, requester{}, workload{}, nil, 0
+	e.now.forget()
+	e.was.forget()
+	e.edits.forget()
 }
 
 // decide applies the rules to a CREATE or an UPDATE of the kind (decide.go).
@@ -182,7 +198,7 @@ func (e *evaluation) decide() decision {
 // invalidValueIn refuses a trusted requester's value that is not valid (rules 1, 4 and 7).
 func (e *evaluation) invalidValueIn(where, problem string) decision {
 	e.warn("refused an invalid " + AnnotationKey + " value from a trusted requester in " + where + " (rules 1, 4 and 7)")
-	return reject(InvalidValueRefusal(where, problem))
+	return reject(invalidValueRefusal(where, problem))
 }
 
 // systemUser reports whether the requester matches systemUsers.

@@ -28,7 +28,7 @@ func (builtinVoice) createdBySystem() string {
 
 func (builtinVoice) refuseSupplied(e *evaluation, _ string) decision {
 	e.warn(untrustedValueLog)
-	return reject(Rule1Refusal(e.describeRequester()))
+	return reject(rule1Refusal(e.describeRequester()))
 }
 
 const untrustedValueLog = "refused an untrusted " + AnnotationKey + " value (rule 1)"
@@ -36,7 +36,7 @@ const untrustedValueLog = "refused an untrusted " + AnnotationKey + " value (rul
 func (builtinVoice) refuseChange(e *evaluation, _ string, onlyLabel bool) decision {
 	what, _ := changed(e, onlyLabel)
 	e.warn("refused a change of " + what + " in a pod template (rule 8)")
-	return reject(Rule8Refusal(e.describeRequester(), what, e.kind.where, e.kind.name))
+	return reject(rule8Refusal(e.describeRequester(), what, e.kind.where, e.kind.name))
 }
 
 // changed names what an untrusted change changed, in a sentence and by its key.
@@ -67,7 +67,7 @@ func (builtinVoice) tell(c *change, mutated rawjson.Edit) decision {
 			e.warn("deprecated label " + label + " ignored: the requester is stamped (rule 2)")
 		}
 		e.debug("stamped the requester (rule 3)")
-	case c.n[kept] > 0:
+	case c.n[valueKept] > 0:
 		e.debug("supplied value kept: the requester is trusted (rule 1)")
 	case c.n[ownIdentity] > 0:
 		// e.g. a Job made by `kubectl create job --from=cronjob` by the CronJob's owner: nothing changes.
@@ -99,12 +99,12 @@ func (declaredVoice) createdBySystem() string {
 
 func (declaredVoice) refuseSupplied(e *evaluation, key string) decision {
 	e.warn("refused an untrusted " + AnnotationKey + " value in " + key + " (rule 11)")
-	return reject(Rule11Refusal(e.describeRequester(), key))
+	return reject(rule11Refusal(e.describeRequester(), key))
 }
 
 func (declaredVoice) refuseChange(e *evaluation, key string, _ bool) decision {
 	e.warn("refused a change of " + AnnotationKey + " in " + key + " (rule 12)")
-	return reject(Rule12Refusal(e.describeRequester(), key, e.kind.name))
+	return reject(rule12Refusal(e.describeRequester(), key, e.kind.name))
 }
 
 // tell gives one warning for every map whose untrusted value was replaced or restored.

@@ -6,7 +6,7 @@ import (
 )
 
 // annotation is the member the mutating floor adds to every object: the policy's annotation for a
-// requester alice in one group (pod-create-alice.json's alice is in two: the policy's is 10 bytes longer).
+// requester alice in one group (pod-create-alice.json's alice is in two: the policy's is 11 bytes longer).
 const annotation = `"yunikorn.apache.org/user.info":"{\"user\":\"alice\",\"groups\":[\"system:authenticated\"]}"`
 
 // What goes into metadata.annotations, or into metadata when it has no annotations; each is cut before its

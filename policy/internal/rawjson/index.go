@@ -194,21 +194,21 @@ func valueOf(raw string, escaped, read bool) gjson.Result {
 	return literal(raw)
 }
 
-// Member finds key in obj, comparing keys after unescaping (`user\u002einfo` is `user.info`). It reports
+// member finds key in obj, comparing keys after unescaping (`user\u002einfo` is `user.info`). It reports
 // whether the key occurs more than once: such a document is refused, since readers disagree on which
 // occurrence counts (encoding/json takes the last, gjson the first).
-func (x *Index) Member(obj gjson.Result, key string) (keyResult, value gjson.Result, duplicate bool) {
-	keyResult, value, duplicate = x.MemberRaw(obj, key)
+func (x *Index) member(obj gjson.Result, key string) (keyResult, value gjson.Result, duplicate bool) {
+	keyResult, value, duplicate = x.memberRaw(obj, key)
 	return keyResult, WithStr(value), duplicate
 }
 
-// MemberRaw is Member leaving a string value's Str empty and a number's Num 0 when the index reads the
+// memberRaw is member leaving a string value's Str empty and a number's Num 0 when the index reads the
 // object (gjson fills them in otherwise).
-func (x *Index) MemberRaw(obj gjson.Result, key string) (keyResult, value gjson.Result, duplicate bool) {
+func (x *Index) memberRaw(obj gjson.Result, key string) (keyResult, value gjson.Result, duplicate bool) {
 	it, ok := x.Members(obj)
 	switch {
 	case !ok:
-		return MemberOf(obj, key)
+		return memberOf(obj, key)
 	case !it.object:
 		return elementKeyed(it, key)
 	}
@@ -234,7 +234,7 @@ func (x *Index) MemberRaw(obj gjson.Result, key string) (keyResult, value gjson.
 	return keyResult, value, false
 }
 
-// elementKeyed is MemberRaw for an array, whose elements' keys are their positions, with an empty Str:
+// elementKeyed is memberRaw for an array, whose elements' keys are their positions, with an empty Str:
 // only the key "" matches them, every one, as gjson's iteration reads them.
 //
 //go:noinline
@@ -255,7 +255,7 @@ func elementKeyed(it MemberIter, key string) (keyResult, value gjson.Result, dup
 
 // ChildRaw is child for a caller that needs where the value is, not its unescaped text.
 func (x *Index) ChildRaw(obj gjson.Result, key string) (gjson.Result, bool) {
-	_, v, dup := x.MemberRaw(obj, key)
+	_, v, dup := x.memberRaw(obj, key)
 	return v, dup
 }
 
@@ -284,10 +284,10 @@ func literal(raw string) gjson.Result {
 	return gjson.Result{Type: gjson.Number, Raw: raw}
 }
 
-// MemberOf is member for an object gjson reads.
+// memberOf is member for an object gjson reads.
 //
 //go:noinline
-func MemberOf(obj gjson.Result, key string) (keyResult, value gjson.Result, duplicate bool) {
+func memberOf(obj gjson.Result, key string) (keyResult, value gjson.Result, duplicate bool) {
 	obj.ForEach(func(k, v gjson.Result) bool {
 		if k.Str == key {
 			if value.Exists() {
@@ -303,7 +303,7 @@ func MemberOf(obj gjson.Result, key string) (keyResult, value gjson.Result, dupl
 
 // Child returns obj[key] and whether the key occurs more than once.
 func (x *Index) Child(obj gjson.Result, key string) (gjson.Result, bool) {
-	_, v, dup := x.Member(obj, key)
+	_, v, dup := x.member(obj, key)
 	return v, dup
 }
 

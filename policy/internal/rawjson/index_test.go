@@ -99,8 +99,8 @@ func checkIndexFromAgrees(t *testing.T, doc string, minSize int) {
 func checkMemberAgrees(t *testing.T, x *Index, obj gjson.Result) {
 	t.Helper()
 	obj.ForEach(func(key, _ gjson.Result) bool {
-		_, got, gotDup := x.Member(obj, key.Str)
-		_, want, wantDup := MemberOf(obj, key.Str)
+		_, got, gotDup := x.member(obj, key.Str)
+		_, want, wantDup := memberOf(obj, key.Str)
 		if g, w := fmt.Sprintf("%#v %v", got, gotDup), fmt.Sprintf("%#v %v", want, wantDup); g != w {
 			t.Fatalf("member %q of %s:\nindex: %s\ngjson: %s", key.Str, obj.Raw, g, w)
 		}
@@ -109,7 +109,7 @@ func checkMemberAgrees(t *testing.T, x *Index, obj gjson.Result) {
 }
 
 // checkMemberRawAgrees looks up every key of the container c, and "" (an array element's key), with
-// MemberRaw and by iterating with Next as a lookup by key reads (keysOnly): every field the same.
+// memberRaw and by iterating with Next as a lookup by key reads (keysOnly): every field the same.
 func checkMemberRawAgrees(t *testing.T, x *Index, c gjson.Result) {
 	t.Helper()
 	keys := []string{""}
@@ -118,7 +118,7 @@ func checkMemberRawAgrees(t *testing.T, x *Index, c gjson.Result) {
 		return true
 	})
 	for _, key := range keys {
-		gotK, gotV, gotDup := x.MemberRaw(c, key)
+		gotK, gotV, gotDup := x.memberRaw(c, key)
 		wantK, wantV, wantDup := gjson.Result{}, gjson.Result{}, false
 		if it, ok := x.Members(c); ok {
 			it.keysOnly = true
@@ -133,10 +133,10 @@ func checkMemberRawAgrees(t *testing.T, x *Index, c gjson.Result) {
 				wantK, wantV = k, v
 			}
 		} else {
-			wantK, wantV, wantDup = MemberOf(c, key)
+			wantK, wantV, wantDup = memberOf(c, key)
 		}
 		if g, w := fmt.Sprintf("%#v %#v %v", gotK, gotV, gotDup), fmt.Sprintf("%#v %#v %v", wantK, wantV, wantDup); g != w {
-			t.Fatalf("MemberRaw(%q) of %s:\ngot:  %s\nwant: %s", key, c.Raw, g, w)
+			t.Fatalf("memberRaw(%q) of %s:\ngot:  %s\nwant: %s", key, c.Raw, g, w)
 		}
 	}
 }

@@ -14,7 +14,7 @@ import (
 // Every function here takes an object Result found by walking the document with gjson from its root, so
 // Result.Index is the byte offset of the value in the document.
 
-// Root returns the root object of a document for walking with Member.
+// Root returns the root object of a document for walking with Child.
 func Root(text string) gjson.Result {
 	return gjson.Result{Type: gjson.JSON, Raw: text}
 }
@@ -64,7 +64,7 @@ func needsEscape(s string) bool {
 
 // RemoveMember returns doc without obj[key] and one separating comma.
 func RemoveMember(x *Index, doc string, obj gjson.Result, key string) Edit {
-	k, v, _ := x.Member(obj, key)
+	k, v, _ := x.member(obj, key)
 	if !v.Exists() {
 		return Edit{Doc: doc}
 	}

@@ -1,6 +1,7 @@
 package rawjson
 
 import (
+	"strconv"
 	"unicode/utf8"
 )
 
@@ -51,4 +52,53 @@ func PlainStrings(raw string) (ok, plain bool, count int) {
 		plain = utf8.ValidString(raw)
 	}
 	return true, plain, count
+}
+
+// HasLoneSurrogate reports whether valid JSON text escapes half of a surrogate pair on its own.
+func HasLoneSurrogate(text string) bool {
+	high := false // the escape before was a high surrogate, waiting for its pair
+	for i := 0; i < len(text); i++ {
+		if text[i] != '\\' {
+			if high {
+				return true
+			}
+			continue
+		}
+		i++
+		if text[i] != 'u' {
+			if high {
+				return true
+			}
+			continue
+		}
+		u, _ := strconv.ParseUint(text[i+1:i+5], 16, 16) // valid JSON: four hex digits
+		i += 4
+		switch {
+		case u >= 0xD800 && u < 0xDC00:
+			if high {
+				return true
+			}
+			high = true
+		case u >= 0xDC00 && u < 0xE000:
+			if !high {
+				return true
+			}
+			high = false
+		default:
+			if high {
+				return true
+			}
+		}
+	}
+	return high
+}
+
+// IsEmptyObject reports whether raw, an object, has no member.
+func IsEmptyObject(raw string) bool {
+	for i := 1; i < len(raw); i++ {
+		if !IsSpace(raw[i]) {
+			return raw[i] == '}'
+		}
+	}
+	return false
 }

@@ -35,9 +35,6 @@ func (r *Records) Parse(s string) *Index {
 	return x
 }
 
-// KeptAt is the address of r's storage of the containers' records, for tests that check it is reused.
-func (r *Records) KeptAt() unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(r.containers)) }
-
 // Reserve gives r room for the records of a document of up to size bytes.
 func (r *Records) Reserve(size int) {
 	r.containers, r.open = emptied(r.containers, recordsFor(size)), emptied(r.open, openRoom)

@@ -104,6 +104,22 @@ func checkQuotesEscaped(t *testing.T, text string) {
 	}
 }
 
+// TestRecords_ReservedHoldsADocumentOfItsSize: Records reserved for documents of 4 KB (the evaluator's, at
+// start-up) index a 4 KB document deeply nested in many containers in the room reserved.
+func TestRecords_ReservedHoldsADocumentOfItsSize(t *testing.T) {
+	doc := `{"a":[` + strings.Repeat(`{"b":{"c":[1]}},`, 250) + `{}],"d":` + strings.Repeat("[", 15) + strings.Repeat("]", 15) + `}`
+	doc = doc[:len(doc)-1] + strings.Repeat(" ", 4<<10-len(doc)) + "}"
+	var r Records
+	r.Reserve(4 << 10)
+	containers, open := unsafe.SliceData(r.containers), unsafe.SliceData(r.open)
+	if r.Parse(doc) == nil {
+		t.Fatalf("not valid: %s", doc)
+	}
+	if unsafe.SliceData(r.containers) != containers || unsafe.SliceData(r.open) != open {
+		t.Errorf("a %d-byte document's records made in storage of their own", len(doc))
+	}
+}
+
 // TestRecords_ParseIsAFreshParse: documents parsed one after another with one Records are indexed as
 // each is on its own, whatever came before (larger, smaller, not valid JSON), and a document no larger
 // than one parsed before reuses the storage.

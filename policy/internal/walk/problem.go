@@ -20,6 +20,7 @@ const (
 	NoPodTemplate       // the value at At, on a required path (a built-in kind's), is missing or not an object
 	NotAString          // the entry Key of the map at At must be a string
 	TooManyMaps         // one path names more maps than Walker.Most
+	NotIndexed          // the value at At is not in the document Walker.Index indexes (the caller's mistake)
 )
 
 // Found reports whether p is a problem: the zero Problem is none.

@@ -11,7 +11,7 @@ import (
 // Walker walks paths over one object and collects the maps they name, each once, in document order. The
 // caller sets the exported fields before a walk and reads Refs and Places after it.
 type Walker struct {
-	Index *rawjson.Index // of the payload the object is part of, or nil
+	Index *rawjson.Index // of the payload the object is part of
 	Field string         // where the object is in the payload ("request.object"): Problem.At starts with it
 	Entry string         // the key looked up in every map found ("" for guard maps and labels)
 	// Most, when not 0, is how many maps one path may name (Problem TooManyMaps beyond).
@@ -62,12 +62,12 @@ type rider struct {
 	leader, path, at int
 }
 
-// WalkAll walks every path of paths until one finds a problem, as WalkEach would: on a problem, it walks
+// WalkAll walks every path of paths until one finds a problem, as walkEach would: on a problem, it walks
 // them again one by one, so that the first problem in their order is reported.
 func (w *Walker) WalkAll(obj gjson.Result, paths []Path) Problem {
 	w.paths, w.riders = paths, ridersOf(paths)
 	if len(w.riders) == 0 {
-		return w.WalkEach(obj, paths)
+		return w.walkEach(obj, paths)
 	}
 	if w.Most > 0 {
 		w.named = make([]int, len(paths))
@@ -79,14 +79,14 @@ func (w *Walker) WalkAll(obj gjson.Result, paths []Path) Problem {
 		if w.walk(obj, &paths[i]) != NoFault {
 			w.Refs, w.Places.Values, w.Places.Names, w.riders = w.Refs[:0], w.Places.Values[:0], w.Places.Names[:0], nil
 			clear(w.named)
-			return w.WalkEach(obj, paths)
+			return w.walkEach(obj, paths)
 		}
 	}
 	return Problem{}
 }
 
-// WalkEach walks every path of paths by itself until one finds a problem.
-func (w *Walker) WalkEach(obj gjson.Result, paths []Path) Problem {
+// walkEach walks every path of paths by itself until one finds a problem.
+func (w *Walker) walkEach(obj gjson.Result, paths []Path) Problem {
 	for i := range paths {
 		if w.walk(obj, &paths[i]) != NoFault {
 			return w.problem
@@ -241,20 +241,10 @@ func (w *Walker) giveBack()        { w.taken = w.taken[:len(w.taken)-1] }
 // childOf is index.Child, without reading an empty object: an UPDATE's paired walk meets hundreds of
 // thousands of them in the largest requests (docs/runtime.md "What a target costs").
 func (w *Walker) childOf(cur gjson.Result, name string) (gjson.Result, bool) {
-	if isEmptyObject(cur.Raw) {
+	if rawjson.IsEmptyObject(cur.Raw) {
 		return gjson.Result{}, false
 	}
 	return w.Index.Child(cur, name)
-}
-
-// isEmptyObject reports whether raw, an object, has no member.
-func isEmptyObject(raw string) bool {
-	for i := 1; i < len(raw); i++ {
-		if !rawjson.IsSpace(raw[i]) {
-			return raw[i] == '}'
-		}
-	}
-	return false
 }
 
 // step looks up segment i of p in cur, an object that exists.
@@ -325,7 +315,7 @@ func (w *Walker) each(v gjson.Result, p *Path, i int, wild string) Fault {
 	}
 	it, indexed := w.Index.Members(v)
 	if !indexed {
-		return w.eachUnindexed(v, p, i, wild)
+		return w.fail(NotIndexed, "") // not reached: every value walked is in the payload Index indexes
 	}
 	var seen map[string]bool // the member names met: a name given twice is bad input
 	if !array {
@@ -344,19 +334,6 @@ func (w *Walker) each(v gjson.Result, p *Path, i int, wild string) Fault {
 			return problem
 		}
 	}
-}
-
-// eachUnindexed is each for a value the index does not hold (a document walked on its own, in tests).
-func (w *Walker) eachUnindexed(v gjson.Result, p *Path, i int, wild string) Fault {
-	var problem Fault
-	seen := map[string]bool{}
-	n := 0
-	v.ForEach(func(key, elem gjson.Result) bool {
-		problem = w.eachElement(v.IsArray(), n, key.Str, seen, elem, p, i, wild)
-		n++
-		return problem == NoFault
-	})
-	return problem
 }
 
 // eachElement walks on from elem, element n of an array or member key of an object.
@@ -383,7 +360,7 @@ func (w *Walker) skips(elem gjson.Result) bool {
 }
 
 // isEmpty reports whether v is an object without a member.
-func isEmpty(v gjson.Result) bool { return v.IsObject() && isEmptyObject(v.Raw) }
+func isEmpty(v gjson.Result) bool { return v.IsObject() && rawjson.IsEmptyObject(v.Raw) }
 
 // eachNext goes on from elem, a value a wildcard reached, to the next wildcard or segment i+1.
 func (w *Walker) eachNext(elem gjson.Result, p *Path, i int, wild string) Fault {

@@ -1,23 +1,19 @@
-package policy
+package rawjson
 
-import (
-	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
-)
+// Structured values (a guard map's member) are read by a loop with a stack of its own, so that no nesting
+// depth exhausts the guest's stack.
 
-// Structured values (a guard map's member, rule 13) are read by a loop with a stack of its own, so that no
-// nesting depth exhausts the guest's stack.
-
-// leaf is one scalar (or empty container) of a structured value: key is the member names from the top
-// down to it joined with "." (array elements add no name), text its value when that is a string.
-type leaf struct {
-	key      string
-	text     string
-	isString bool
+// Leaf is one scalar (or empty container) of a structured value: Key is the member names from the top
+// down to it joined with "." (array elements add no name), Text its value when that is a string.
+type Leaf struct {
+	Key      string
+	Text     string
+	IsString bool
 }
 
-// eachLeaf calls fn with every leaf of raw, one valid JSON value, whose own key is prefix, until fn
+// EachLeaf calls fn with every leaf of raw, one valid JSON value, whose own key is prefix, until fn
 // returns false. Keys and strings are unescaped.
-func eachLeaf(raw, prefix string, fn func(leaf) bool) {
+func EachLeaf(raw, prefix string, fn func(Leaf) bool) {
 	type frame struct {
 		object bool
 		keyLen int // the key's length when the container was entered
@@ -30,12 +26,12 @@ func eachLeaf(raw, prefix string, fn func(leaf) bool) {
 		if n := len(stack); n > 0 {
 			stack[n-1].empty = false
 		}
-		return fn(leaf{key: string(key), text: text, isString: isString})
+		return fn(Leaf{Key: string(key), Text: text, IsString: isString})
 	}
 	for i := 0; i < len(raw); {
 		c := raw[i]
 		switch {
-		case rawjson.IsSpace(c) || c == ':':
+		case IsSpace(c) || c == ':':
 			i++
 		case c == ',':
 			expectKey = len(stack) > 0 && stack[len(stack)-1].object
@@ -51,13 +47,13 @@ func eachLeaf(raw, prefix string, fn func(leaf) bool) {
 			f := stack[len(stack)-1]
 			key = key[:f.keyLen]
 			stack = stack[:len(stack)-1]
-			if f.empty && !fn(leaf{key: string(key)}) {
+			if f.empty && !fn(Leaf{Key: string(key)}) {
 				return
 			}
 			i++
 		case c == '"':
-			end, escaped := rawjson.StringEnd(raw, i)
-			s := rawjson.StringValue(raw[i:end], escaped)
+			end, escaped := StringEnd(raw, i)
+			s := StringValue(raw[i:end], escaped)
 			i = end
 			if expectKey {
 				top := &stack[len(stack)-1]
@@ -74,7 +70,7 @@ func eachLeaf(raw, prefix string, fn func(leaf) bool) {
 				return
 			}
 		default:
-			i = rawjson.ScalarEnd(raw, i)
+			i = ScalarEnd(raw, i)
 			if !emit("", false) {
 				return
 			}
