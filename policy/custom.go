@@ -65,12 +65,7 @@ func (e *evaluation) unchangedAround(now *objectMaps) bool {
 	if !ok {
 		return false
 	}
-	for {
-		var key, value gjson.Result
-		var more bool
-		if it, key, value, more = it.Next(); !more {
-			break
-		}
+	for it, key, value, more := it.Next(); more; it, key, value, more = it.Next() {
 		if was, dup := e.req.index.ChildRaw(oldRoot, key.Str); !dup && was.Raw == value.Raw {
 			same = append(same, rawjson.RefOf(value))
 		}

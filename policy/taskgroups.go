@@ -61,12 +61,8 @@ func readTaskGroupsUpTo(text, legacyLabel string, most int) taskGroups {
 		return tg
 	}
 	it, _ := x.Members(rawjson.Root(text))
-	for n := 0; ; {
-		var index, element gjson.Result
-		var more bool
-		if it, index, element, more = it.Next(); !more || tg.notPlain != "" {
-			return tg
-		}
+	n := 0
+	for it, index, element, more := it.Next(); more && tg.notPlain == ""; it, index, element, more = it.Next() {
 		if element.Type == gjson.Null { // a strict reader's nothing, encoding/json's empty task group
 			tg.notPlain = "element " + strconv.Itoa(int(index.Num)) + " is null, which YuniKorn reads as an empty task group"
 			return tg
@@ -83,6 +79,7 @@ func readTaskGroupsUpTo(text, legacyLabel string, most int) taskGroups {
 			r.value(element, 1)
 		}
 	}
+	return tg
 }
 
 // refusal is rule 15's message for an untrusted requester's value, or ""; carries: the target carries a
@@ -113,12 +110,7 @@ func (r *groupsReader) group(g gjson.Result) {
 		return
 	}
 	it, _ := r.x.Members(g)
-	for r.tg.notPlain == "" {
-		var key, value gjson.Result
-		var more bool
-		if it, key, value, more = it.Next(); !more {
-			return
-		}
+	for it, key, value, more := it.Next(); more && r.tg.notPlain == ""; it, key, value, more = it.Next() {
 		switch {
 		case key.Str == "annotations" || key.Str == "labels":
 			r.stringMap(value, key.Str == "annotations")
@@ -146,12 +138,7 @@ func (r *groupsReader) stringMap(m gjson.Result, annotations bool) {
 		return
 	}
 	it, _ := r.x.Members(m)
-	for {
-		var key, value gjson.Result
-		var more bool
-		if it, key, value, more = it.Next(); !more {
-			return
-		}
+	for it, key, value, more := it.Next(); more; it, key, value, more = it.Next() {
 		if value.Type != gjson.String {
 			r.tg.notPlain = "a task group's annotations and labels must be objects of strings"
 			return
@@ -181,14 +168,14 @@ func (r *groupsReader) value(v gjson.Result, depth int) {
 		return
 	}
 	it, ok := r.x.Members(v)
-	for ok && r.tg.notPlain == "" {
-		var key, value gjson.Result
-		if it, key, value, ok = it.Next(); ok {
-			if key.Type == gjson.String {
-				r.text(key.Str)
-			}
-			r.value(value, depth+1)
+	if !ok {
+		return // a number, true, false or null
+	}
+	for it, key, value, more := it.Next(); more && r.tg.notPlain == ""; it, key, value, more = it.Next() {
+		if key.Type == gjson.String {
+			r.text(key.Str)
 		}
+		r.value(value, depth+1)
 	}
 }
 
@@ -203,12 +190,7 @@ func (r *groupsReader) text(s string) {
 func (r *groupsReader) unique(obj gjson.Result) bool {
 	r.keys = r.keys[:0]
 	it, _ := r.x.Members(obj)
-	for {
-		var key gjson.Result
-		var more bool
-		if it, key, _, more = it.Next(); !more {
-			break
-		}
+	for it, key, _, more := it.Next(); more; it, key, _, more = it.Next() {
 		r.keys = append(r.keys, key.Str)
 	}
 	if len(r.keys) > 8 {
@@ -389,12 +371,7 @@ func (rw *groupsRewrite) stamp(out []byte, differs func(old string) bool) (size,
 		x = rawjson.Parse(rw.text)
 	}
 	it, _ := x.Members(rawjson.Root(rw.text))
-	for {
-		var g gjson.Result
-		var more bool
-		if it, _, g, more = it.Next(); !more {
-			break
-		}
+	for it, _, g, more := it.Next(); more; it, _, g, more = it.Next() {
 		if !g.IsObject() {
 			continue
 		}
