@@ -140,9 +140,9 @@ func TestResponse_IdenticalInputGivesIdenticalBytes(t *testing.T) {
 	logger := NewLogger(&bytes.Buffer{})
 	for _, file := range testdataFiles(t, "requests") {
 		payload := []byte(`{"request":` + string(file.data) + `,"settings":{"onUntrustedAnnotation":"replace"}}`)
-		first := Validate(payload, logger)
+		first := validate(payload, logger)
 		for range 3 {
-			if again := Validate(payload, logger); !bytes.Equal(first, again) {
+			if again := validate(payload, logger); !bytes.Equal(first, again) {
 				t.Fatalf("%s: output differs between runs", file.name)
 			}
 		}
@@ -154,10 +154,10 @@ func TestResponse_IdenticalInputGivesIdenticalBytes(t *testing.T) {
 
 func TestResponse_Shape(t *testing.T) {
 	logger := NewLogger(&bytes.Buffer{})
-	if got := string(Validate([]byte(`{"request":{"operation":"DELETE"}}`), logger)); got != `{"accepted":true}` {
+	if got := string(validate([]byte(`{"request":{"operation":"DELETE"}}`), logger)); got != `{"accepted":true}` {
 		t.Fatalf("accept: %s", got)
 	}
-	got := string(Validate([]byte(`{"request":{}}`), logger))
+	got := string(validate([]byte(`{"request":{}}`), logger))
 	if got != `{"accepted":false,"message":"request.operation is missing","code":400}` {
 		t.Fatalf("reject: %s", got)
 	}

@@ -35,7 +35,7 @@ func benchmarkPayload(b *testing.B, payload []byte) {
 	b.ReportAllocs()
 
 	for b.Loop() {
-		Validate(payload, logger)
+		validate(payload, logger)
 	}
 }
 

@@ -17,9 +17,6 @@ type Evaluator struct {
 	records    rawjson.Records
 }
 
-// NewEvaluator returns an Evaluator that logs to logger.
-func NewEvaluator(logger *Logger) *Evaluator { return &Evaluator{log: logger} }
-
 // LogTo makes ev log to logger (for an Evaluator declared as a variable).
 func (ev *Evaluator) LogTo(logger *Logger) { ev.log = logger }
 

@@ -51,7 +51,7 @@ func TestEvaluatorRecords_EveryAnswerIsAFreshInstances(t *testing.T) {
 	for round, order := range [][]string{payloads, reversed(payloads)} {
 		for i, payload := range order {
 			var freshLog, keptLog bytes.Buffer
-			want := Validate([]byte(payload), NewLogger(&freshLog))
+			want := validate([]byte(payload), NewLogger(&freshLog))
 			buf := make([]byte, len(payload), 2*len(payload)) // room, as the guest's buffer may have
 			copy(buf, payload)
 			got := validateWith(buf, NewLogger(&keptLog), &storage)

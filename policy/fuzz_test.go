@@ -44,7 +44,7 @@ func FuzzValidate(f *testing.F) {
 		`"object":{"spec":{"groups":[{"template":{}}]}},"oldObject":{"spec":{"groups":[]}}},"settings":` + fuzzKindSettings + `}`))
 	logger := NewLogger(io.Discard)
 	f.Fuzz(func(t *testing.T, payload []byte) {
-		out := Validate(payload, logger)
+		out := validate(payload, logger)
 		var resp struct {
 			Accepted      *bool           `json:"accepted"`
 			Message       string          `json:"message"`
@@ -61,7 +61,7 @@ func FuzzValidate(f *testing.F) {
 		if len(resp.MutatedObject) > 0 && !gjson.ParseBytes(resp.MutatedObject).IsObject() {
 			t.Fatalf("mutated_object is not an object: %s", out)
 		}
-		if again := Validate(payload, logger); !bytes.Equal(out, again) {
+		if again := validate(payload, logger); !bytes.Equal(out, again) {
 			t.Fatalf("output differs between runs:\n%s\n%s", out, again)
 		}
 		checkAnswerOverPayload(t, string(payload), out)
@@ -320,7 +320,7 @@ func FuzzCustomKind(f *testing.F) {
 			return
 		}
 		checkRidersWalkAsAlone(t, object, kind)
-		out := Validate(payload(object), logger)
+		out := validate(payload(object), logger)
 		checkAnswerOverPayload(t, string(payload(object)), out)
 		checkFixedPoint(t, payload(object), out)
 		var resp response
@@ -451,7 +451,7 @@ func FuzzCustomKindUpdate(f *testing.F) {
 		checkUnchangedAround(t, payload, kind)
 		checkRidersWalkAsAlone(t, object, kind)
 		checkWalkedTogetherAsApart(t, payload)
-		out := Validate(payload, logger)
+		out := validate(payload, logger)
 		checkFixedPoint(t, payload, out)
 		var resp response
 		if err := json.Unmarshal(out, &resp); err != nil {
@@ -502,7 +502,7 @@ func checkWalkedTogetherAsApart(t *testing.T, payload []byte) {
 	trusted := bytes.Replace(payload, []byte(`"userInfo":{"username":"bob"}`), []byte(`"userInfo":{"username":"ctrl"}`), 1)
 	trusted = bytes.Replace(trusted, []byte(`"settings":{`), []byte(`"settings":{"systemUsers":["^ctrl$"],`), 1)
 	for _, p := range [][]byte{payload, trusted} {
-		together := NewEvaluator(NewLogger(io.Discard)).evaluate(slices.Clone(p)).encode()
+		together := newEvaluator(NewLogger(io.Discard)).evaluate(slices.Clone(p)).encode()
 		alone, walkedApart := decidedApart(slices.Clone(p))
 		if walkedApart && !bytes.Equal(together, alone) {
 			t.Fatalf("walked together:\n%s\nwalked apart:\n%s\nrequest: %s", together, alone, p)
@@ -513,7 +513,7 @@ func checkWalkedTogetherAsApart(t *testing.T, payload []byte) {
 // decidedApart answers an UPDATE of a declared kind as the policy does, but for walking each object by itself
 // where the policy walks them together; walkedApart is false for a request the policy walks apart anyway.
 func decidedApart(payload []byte) (answer []byte, walkedApart bool) {
-	e, _ := NewEvaluator(NewLogger(io.Discard)).prepare(payload)
+	e, _ := newEvaluator(NewLogger(io.Discard)).prepare(payload)
 	if e == nil || e.req.operation.Str != opUpdate || !e.kind.isDeclared() || e.untouched() {
 		return nil, false
 	}
@@ -598,7 +598,7 @@ func FuzzTaskGroups(f *testing.F) {
 	const bob = `{"user":"bob","groups":["qa"]}`
 	f.Fuzz(func(t *testing.T, groups string) {
 		payload := strings.Replace(base, "%s", rawjson.Quote(groups), 1)
-		out := Validate([]byte(payload), NewLogger(io.Discard))
+		out := validate([]byte(payload), NewLogger(io.Discard))
 		checkFixedPoint(t, []byte(payload), out)
 		var resp response
 		if err := json.Unmarshal(out, &resp); err != nil {
@@ -679,7 +679,7 @@ func FuzzRule14b(f *testing.F) {
 			return
 		}
 		var resp response
-		if err := json.Unmarshal(Validate(data, NewLogger(io.Discard)), &resp); err != nil {
+		if err := json.Unmarshal(validate(data, NewLogger(io.Discard)), &resp); err != nil {
 			t.Fatal(err)
 		}
 		if resp.Accepted != (nowIDs == wasIDs) {
@@ -787,6 +787,6 @@ func FuzzFixedPoint(f *testing.F) {
 		if err != nil {
 			return
 		}
-		checkFixedPoint(t, payload, Validate(payload, logger))
+		checkFixedPoint(t, payload, validate(payload, logger))
 	})
 }

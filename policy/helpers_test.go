@@ -81,7 +81,7 @@ func mustJSON(t testing.TB, v any) string {
 func evaluateRaw(t *testing.T, payload string) (response, string) {
 	t.Helper()
 	var logs bytes.Buffer
-	out := Validate([]byte(payload), NewLogger(&logs))
+	out := validate([]byte(payload), NewLogger(&logs))
 	checkAnswerOverPayload(t, payload, out)
 	var resp response
 	if err := json.Unmarshal(out, &resp); err != nil {
@@ -307,7 +307,7 @@ func checkFixedPoint(t *testing.T, payload, out []byte) {
 	}
 	again := withObject(t, payload, resp.MutatedObject)
 	var second response
-	if err := json.Unmarshal(Validate(again, NewLogger(io.Discard)), &second); err != nil {
+	if err := json.Unmarshal(validate(again, NewLogger(io.Discard)), &second); err != nil {
 		t.Fatal(err)
 	}
 	if !second.Accepted || len(second.MutatedObject) > 0 || len(second.Warnings) > 0 {
@@ -327,3 +327,14 @@ func withObject(t *testing.T, payload []byte, object json.RawMessage) []byte {
 	}
 	return slices.Concat(payload[:old.Index], object, payload[old.Index+len(old.Raw):])
 }
+
+// validate answers a validate payload as a fresh instance does (an Evaluator of its own).
+func validate(payload []byte, logger *Logger) []byte {
+	return newEvaluator(logger).evaluate(payload).encode()
+}
+
+// newEvaluator returns an Evaluator that logs to logger.
+func newEvaluator(logger *Logger) *Evaluator { return &Evaluator{log: logger} }
+
+// encode answers with the decision in a buffer of its own.
+func (d decision) encode() []byte { return d.encodeOver(nil) }

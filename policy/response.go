@@ -26,9 +26,6 @@ func reject(message string) decision {
 // badInput is a reject for a request the policy cannot read; docs/rules.md "Bad input" asks for 400, never 500.
 func badInput(message string) decision { return reject(message) }
 
-// encode answers with the decision in a buffer of its own.
-func (d decision) encode() []byte { return d.encodeOver(nil) }
-
 // encodeOver answers with the decision written over buf, the payload it was read from, when the answer
 // fits in buf's capacity (Edit.WriteOver), otherwise in a buffer of its own (docs/runtime.md "Pages").
 func (d decision) encodeOver(buf []byte) []byte {

@@ -12,7 +12,7 @@ import (
 // that copy; the answer must be the bytes Validate gives.
 func validateOver(t *testing.T, payload string) (out []byte, over bool) {
 	t.Helper()
-	return checkAnswerOverPayload(t, payload, Validate([]byte(payload), NewLogger(io.Discard)))
+	return checkAnswerOverPayload(t, payload, validate([]byte(payload), NewLogger(io.Discard)))
 }
 
 // podCreate is a validate payload: alice creates a Pod. The request's keys are in policy-server's order
@@ -71,7 +71,7 @@ func TestEvaluatorValidate_LargerAnswerWrittenIntoTheBuffersRoom(t *testing.T) {
 		groups[i] = "g" + strconv.Itoa(i)
 	}
 	payload := podCreate(groups, 0, false)
-	want := Validate([]byte(payload), NewLogger(io.Discard))
+	want := validate([]byte(payload), NewLogger(io.Discard))
 	buf := make([]byte, len(payload), 2*len(payload))
 	copy(buf, payload)
 	out := validateWith(buf, NewLogger(io.Discard), new(Evaluator))

@@ -328,9 +328,9 @@ func TestCost_AnUpdateRecordsNoMapMissingFromBothObjects(t *testing.T) {
 	old := templates(n, `{}`)
 	object := `{"spec":{"entrypoint":"b","templates":[{"metadata":{"annotations":{}}},` + old[len(`{"spec":{"templates":[{},`):]
 	payload := []byte(`{"request":` + mustJSON(t, workflow(t, asBob, object, old)) + `,"settings":` + argoWorkflowSettings + `}`)
-	together := NewEvaluator(NewLogger(io.Discard))
+	together := newEvaluator(NewLogger(io.Discard))
 	answer := together.evaluate(slices.Clone(payload)).encode()
-	apart := NewEvaluator(NewLogger(io.Discard))
+	apart := newEvaluator(NewLogger(io.Discard))
 	e, _ := apart.prepare(slices.Clone(payload))
 	now, was, _, _ := e.updateMapsApart(false, false, 0)
 	if answerApart := e.updateOver(&now, &was).encode(); !bytes.Equal(answer, answerApart) {

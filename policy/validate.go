@@ -6,14 +6,9 @@ import (
 	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/rawjson"
 )
 
-// Validate answers a Kubewarden validate payload ({"request":..,"settings":..}) with a validation response.
-// It never fails: bad input is a rejection with code 400 (docs/rules.md "Bad input").
-func Validate(payload []byte, logger *Logger) []byte {
-	return NewEvaluator(logger).evaluate(payload).encode()
-}
-
-// Validate is the package's Validate for a payload the caller has no further use for: the answer is
-// written over it when it fits.
+// Validate answers a Kubewarden validate payload ({"request":..,"settings":..}) with a validation response,
+// written over the payload when it fits: the caller has no further use for it. It never fails: bad input
+// is a rejection with code 400 (docs/rules.md "Bad input").
 func (ev *Evaluator) Validate(payload []byte) []byte {
 	answer := ev.evaluate(payload).encodeOver(payload)
 	ev.forget()
