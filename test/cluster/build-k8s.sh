@@ -5,8 +5,8 @@
 # Kubernetes is not a library: k8s.io/kubernetes replaces its k8s.io/* staging modules with ./staging,
 # which a module download does not carry. A scratch module that requires k8s.io/kubernetes and replaces
 # every staging module with its published v0.Y.Z twin builds the real commands. kubectl is built from the
-# same module because Debian ships none that is current (bookworm's kubernetes-client is 1.20). v1.31.4 is pinned because it is known to download from the proxy (1.32.4 and 1.30.8
-# do not).
+# same module because Debian ships none that is current (bookworm's kubernetes-client is 1.20). The version
+# (KUBE_VERSION) must be one the module proxy serves: 1.37.2 and 1.35.4 were built here (test/cluster/README.md).
 #
 # Exit codes: 0 built or cached; 3 the module proxy would not serve what the build needs (the caller
 # skips loudly); anything else is a real failure.
