@@ -98,7 +98,7 @@ demo: policy.wasm $(KWHOST) ## a tour: each scenario of testdata/tour.json with 
 TEST_STAGES ?= lint unit-tests e2e-tests fuzz-short e2e-cluster e2e-kubewarden e2e-operators e2e-load e2e-yunikorn release-rehearsal
 test: export REHEARSAL_E2E ?= 0
 test: ## run every test (lint, unit, host, e2e, a short fuzz, a real control plane, operators, load and faults, YuniKorn in the loop, a release rehearsal), then a table of stage times
-	@MAKE="$(MAKE)" hack/stages.sh $(TEST_STAGES)
+	@mkdir -p $(BUILD) && MAKE="$(MAKE)" PREBUILD=hack/prebuild.sh PREBUILD_LOG=$(abspath $(BUILD))/prebuild.log hack/stages.sh $(TEST_STAGES)
 
 .PHONY: check
 check: ## the day-to-day subset: unit tests and the e2e suite through policy.wasm (a few minutes)

@@ -4,10 +4,23 @@
 # SKIPPED (the stage did not run: its banner says why) or "ok, in part" (some of its scenarios did not
 # run), with the reasons below the table. Stages report a skip through hack/stage-note.sh, which writes to
 # the file STAGE_NOTES names. `make test` and `make check` call it.
+#
+# PREBUILD, when set, is a command started in the background before the first stage (make test:
+# hack/prebuild.sh, the tools later stages need) in a process group of its own, stopped by its PID when the
+# stages end; its output goes to PREBUILD_LOG, and a line below the table says how it ended.
 set -uo pipefail
 MAKE=${MAKE:-make}
 notes_dir=$(mktemp -d)
-trap 'rm -rf "$notes_dir"' EXIT
+prebuild_pid=
+# shellcheck disable=SC2317 # called by the EXIT trap
+stop_prebuild() { [ -z "$prebuild_pid" ] || kill -- -"$prebuild_pid" 2> /dev/null || true; }
+trap 'stop_prebuild; rm -rf "$notes_dir"' EXIT
+if [ -n "${PREBUILD:-}" ]; then
+  # shellcheck disable=SC2016 # expanded by the background shell
+  MAKE=$MAKE setsid bash -c 't0=$(date +%s); '"$PREBUILD"'; echo "$? $(($(date +%s) - t0))" > "$0"' \
+    "$notes_dir/prebuild.done" > "${PREBUILD_LOG:-/dev/null}" 2>&1 &
+  prebuild_pid=$!
+fi
 names=() times=() results=()
 total0=$(date +%s)
 rc=0
@@ -43,6 +56,14 @@ for i in "${!names[@]}"; do
   esac
 done
 printf '%-22s %8s\n' total "$(($(date +%s) - total0))"
+if [ -n "$prebuild_pid" ]; then
+  if [ -s "$notes_dir/prebuild.done" ]; then
+    read -r prc psec < "$notes_dir/prebuild.done"
+    printf '%-22s %8s  %s\n' "(background builds)" "$psec" "$([ "$prc" = 0 ] && echo ok || echo "exit $prc: the stages built what they needed; ${PREBUILD_LOG:-} says why")"
+  else
+    printf '%-22s %8s  %s\n' "(background builds)" "-" "still running when the stages ended: stopped"
+  fi
+fi
 not_run=$(($# - ${#names[@]}))
 echo "$ran of $# stages ran ($partly in part), $skipped skipped$([ "$not_run" -eq 0 ] || echo ", $not_run not reached")"
 for i in "${!names[@]}"; do

@@ -17,9 +17,18 @@ WORK=${K8S_BUILD_DIR:-$(dirname "$BIN")/src}
 T0=$(date +%s)
 el() { echo "$(( $(date +%s) - T0 ))s"; }
 
-if [ -x "$BIN/kube-apiserver" ] && [ -x "$BIN/kube-controller-manager" ] && [ -x "$BIN/kubectl" ] \
-  && [ -f "$BIN/.complete" ]; then
+built() { [ -x "$BIN/kube-apiserver" ] && [ -x "$BIN/kube-controller-manager" ] && [ -x "$BIN/kubectl" ] && [ -f "$BIN/.complete" ]; }
+if built; then
   echo "kube binaries v$KV: cached in $BIN"
+  exit 0
+fi
+# One build per directory at a time (make test builds the tools in the background, hack/prebuild.sh): a
+# second caller waits, then finds them built.
+mkdir -p "$(dirname "$BIN")"
+exec 9> "$BIN.lock"
+flock -w 2700 9 || { echo "another build holds $BIN.lock for over 45 minutes" >&2; exit 1; }
+if built; then
+  echo "kube binaries v$KV: built meanwhile in $BIN"
   exit 0
 fi
 

@@ -18,8 +18,18 @@ T0=$(date +%s)
 el() { echo "$(($(date +%s) - T0))s"; }
 
 [ -f "$SRC/go.mod" ] || { echo "build-kubewarden.sh: no module for adm-controller $V ($SRC)" >&2; exit 2; }
-if [ -x "$BIN/kubewarden-controller" ] && [ -f "$BIN/.complete" ]; then
+built() { [ -x "$BIN/kubewarden-controller" ] && [ -f "$BIN/.complete" ]; }
+if built; then
   echo "kubewarden controller v$V: cached in $BIN"
+  exit 0
+fi
+# One build per directory at a time (make test builds the tools in the background, hack/prebuild.sh): a
+# second caller waits, then finds it built.
+mkdir -p "$(dirname "$BIN")"
+exec 9> "$BIN.lock"
+flock -w 1800 9 || { echo "another build holds $BIN.lock for over 30 minutes" >&2; exit 1; }
+if built; then
+  echo "kubewarden controller v$V: built meanwhile in $BIN"
   exit 0
 fi
 echo "building Kubewarden's controller v$V from the Go module proxy (cold: about 4 min of CPU, 3-6 min on 2 cores)"

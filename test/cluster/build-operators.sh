@@ -123,6 +123,10 @@ build_maven() { # KEY OUT: the CRDs inside the operator's API jar
 
 for key in "$@"; do
   out=$DIR/$key
+  # One build of a key at a time (make test builds the tools in the background, hack/prebuild.sh): a second
+  # caller waits, then finds it built.
+  exec 9> "$out.lock"
+  flock -w 1200 9 || { echo "another build holds $out.lock for over 20 minutes" >&2; exit 1; }
   if [ -f "$out/.complete" ] || { [ "${CRDS_ONLY:-0}" = 1 ] && [ -f "$out/.crds" ]; }; then
     echo "$key: cached in $out ($(contents "$out"))"
     continue

@@ -20,11 +20,25 @@ el() { echo "$(($(date +%s) - T0))s"; }
 # the binaries and the k8shim packages they are built from
 CMDS=(yunikorn-scheduler:pkg/cmd/shim yunikorn-admission-controller:pkg/cmd/admissioncontroller)
 missing=()
-for c in "${CMDS[@]}"; do
-  [ -x "$BIN/${c%%:*}" ] && [ -f "$BIN/.complete" ] || missing+=("$c")
-done
+find_missing() {
+  missing=()
+  for c in "${CMDS[@]}"; do
+    [ -x "$BIN/${c%%:*}" ] && [ -f "$BIN/.complete" ] || missing+=("$c")
+  done
+}
+find_missing
 if [ ${#missing[@]} -eq 0 ]; then
   echo "yunikorn v$V: scheduler and admission controller cached in $BIN"
+  exit 0
+fi
+# One build per directory at a time (make test builds the tools in the background, hack/prebuild.sh): a
+# second caller waits, then finds them built.
+mkdir -p "$(dirname "$BIN")"
+exec 9> "$BIN.lock"
+flock -w 1800 9 || { echo "another build holds $BIN.lock for over 30 minutes" >&2; exit 1; }
+find_missing
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "yunikorn v$V: scheduler and admission controller built meanwhile in $BIN"
   exit 0
 fi
 echo "building YuniKorn v$V (${missing[*]%%:*}) from the Go module proxy (cold: 2-5 min on a quiet 2-core machine)"

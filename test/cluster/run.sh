@@ -91,10 +91,14 @@ echo "kubectl $(kubectl version --client -o json | jq -r .clientVersion.gitVersi
 # cluster.bats applies the Spark operator's and KubeRay's own CRDs (from their Go modules, cached in
 # $OPERATORS_DIR); the hand-written crds.yaml stands in when the module proxy refuses them, and for the
 # other suites (yunikorn.bats applies it client-side).
-if [ -z "${CRDS:-}" ] && [[ " ${SUITE:-cluster.bats guard.bats native.bats} " =~ " "(cluster|native)".bats " ]]; then
+if [ -z "${CRDS:-}" ] && [[ " ${SUITE:-cluster.bats guard.bats native.bats native-cost.bats} " =~ " "(cluster|native)".bats " ]]; then
   mkdir -p "$(dirname "$RUN")"
   if CRDS_ONLY=1 "$HERE/build-operators.sh" "$OPERATORS_DIR" spark-operator-v2.4.0 kuberay-v1.5.0 > "$RUN.crds.log" 2>&1; then
-    CRDS=$OPERATORS_DIR/spark-operator-v2.4.0/crds,$OPERATORS_DIR/kuberay-v1.5.0/crds
+    # copied: a build of the operators in the background (make test) may replace their directories meanwhile
+    rm -rf "$RUN.crds" && mkdir -p "$RUN.crds/spark" "$RUN.crds/kuberay"
+    cp "$OPERATORS_DIR"/spark-operator-v2.4.0/crds/* "$RUN.crds/spark/"
+    cp "$OPERATORS_DIR"/kuberay-v1.5.0/crds/* "$RUN.crds/kuberay/"
+    CRDS=$RUN.crds/spark,$RUN.crds/kuberay
   else
     echo "the operators' CRDs could not be fetched ($RUN.crds.log): the hand-written test/cluster/crds.yaml stands in" >&2
     CRDS=$HERE/crds.yaml
@@ -149,8 +153,9 @@ echo "kube-controller-manager ready, webhook live [$(el)]"
 
 # SUITE: the bats files to run, in order (make e2e-load: load.bats faults.bats). guard.bats shows mutators after the
 # policy and the guard; native.bats compares the policy
-# with the native admission policies of test/native on the same control plane.
-read -ra suite <<< "${SUITE:-cluster.bats guard.bats native.bats}"
+# with the native admission policies of test/native on the same control plane, native-cost.bats times pod creation
+# with neither, with the native policies and with the policy's webhook (small here; by hand in docs/native-comparison.md).
+read -ra suite <<< "${SUITE:-cluster.bats guard.bats native.bats native-cost.bats}"
 echo "== [4/4] scenarios (${suite[*]})"
 args=(--timing --show-output-of-passing-tests)
 if [ -n "${BATS_FILTER:-}" ]; then args+=(--filter "$BATS_FILTER"); fi
