@@ -21,14 +21,6 @@ setup() {
   if [ -f "$RUN/native/unsupported" ]; then skip "$(cat "$RUN/native/unsupported")"; fi
 }
 
-# The webhook's settings: the spark-operator, kuberay and flink-operator examples' together (the native policies
-# stand for the same: their systemUsers and customWorkloads).
-webhook_settings() {
-  local s=$BATS_TEST_DIRNAME/../../testdata/settings
-  jq -sc '{systemUsers: (map(.systemUsers) | add | unique), customWorkloads: (map(.customWorkloads) | add)}' \
-    "$s/spark-operator.json" "$s/kuberay.json" "$s/flink-operator.json"
-}
-
 # cmp_namespace NAME LABEL: a namespace in which every authenticated user may do what the cases do
 cmp_namespace() {
   kc admin delete namespace "$1" --ignore-not-found --wait=false > /dev/null
@@ -68,6 +60,8 @@ run_all() {
 
 setup_file() {
   load lib
+  # shellcheck source=../native/compare.bash
+  source "$NATIVE/compare.bash"
   # MutatingAdmissionPolicy is served as admissionregistration.k8s.io/v1 from Kubernetes 1.36 on.
   mkdir -p "$RUN/native"
   if ! kc admin get --raw /apis/admissionregistration.k8s.io/v1 | jq -e '.resources | any(.name == "mutatingadmissionpolicies")' > /dev/null; then

@@ -16,6 +16,14 @@ CORPUS=${CORPUS:-$NATIVE_DIR/../../testdata/requests}
 VIEW_ANNOTATIONS='["yunikorn.apache.org/user.info","yunikorn.apache.org/task-groups","yunikorn.apache.org/app-id"]'
 VIEW_LABELS='["yunikorn.apache.org/username","yunikorn.apache.org/app-id","applicationId","spark-app-selector"]'
 
+# webhook_settings: the webhook's settings, the spark-operator, kuberay and flink-operator examples' together (the
+# native policies stand for the same: their systemUsers and customWorkloads). native.bats and native-cost.bats.
+webhook_settings() {
+  local s=$NATIVE_DIR/../../testdata/settings
+  jq -sc '{systemUsers: (map(.systemUsers) | add | unique), customWorkloads: (map(.customWorkloads) | add)}' \
+    "$s/spark-operator.json" "$s/kuberay.json" "$s/flink-operator.json"
+}
+
 # requester_args WHO [GROUP...]: kubectl's global flags to act as WHO: the user's own certificate, or admin
 # impersonating WHO (a service account then gets its groups from the API server, as a token would)
 requester_args() {
