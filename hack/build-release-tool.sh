@@ -24,10 +24,9 @@ if [ -x "$BIN" ] && [ -f "$DIR/.complete" ]; then
   echo "$NAME $VERSION: cached in $DIR"
   exit 0
 fi
-# One build per directory at a time (.tools may be shared by several checkouts); a second caller waits and
-# then finds the tool built.
-exec 9> "$DIR.lock"
-flock -w 1800 9 || { echo "another build of $NAME holds $DIR.lock for over 30 minutes" >&2; exit 1; }
+# shellcheck source=lock.bash
+source "$(dirname "$0")/lock.bash"
+lock "$DIR.lock" 1800 # one build per directory at a time: a second caller waits, then finds the tool built
 if [ -x "$BIN" ] && [ -f "$DIR/.complete" ]; then
   echo "$NAME $VERSION: built meanwhile in $DIR"
   exit 0

@@ -22,11 +22,9 @@ if built; then
   echo "kube binaries v$KV: cached in $BIN"
   exit 0
 fi
-# One build per directory at a time (make test builds the tools in the background, hack/prebuild.sh): a
-# second caller waits, then finds them built.
-mkdir -p "$(dirname "$BIN")"
-exec 9> "$BIN.lock"
-flock -w 2700 9 || { echo "another build holds $BIN.lock for over 45 minutes" >&2; exit 1; }
+# shellcheck source=../../hack/lock.bash
+source "$(dirname "$0")/../../hack/lock.bash"
+lock "$BIN.lock" 2700 # one build per directory at a time: a second caller waits, then finds them built
 if built; then
   echo "kube binaries v$KV: built meanwhile in $BIN"
   exit 0

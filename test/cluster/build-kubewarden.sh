@@ -23,11 +23,9 @@ if built; then
   echo "kubewarden controller v$V: cached in $BIN"
   exit 0
 fi
-# One build per directory at a time (make test builds the tools in the background, hack/prebuild.sh): a
-# second caller waits, then finds it built.
-mkdir -p "$(dirname "$BIN")"
-exec 9> "$BIN.lock"
-flock -w 1800 9 || { echo "another build holds $BIN.lock for over 30 minutes" >&2; exit 1; }
+# shellcheck source=../../hack/lock.bash
+source "$HERE/../../hack/lock.bash"
+lock "$BIN.lock" 1800 # one build per directory at a time: a second caller waits, then finds it built
 if built; then
   echo "kubewarden controller v$V: built meanwhile in $BIN"
   exit 0

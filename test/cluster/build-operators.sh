@@ -29,6 +29,8 @@ shift
 T0=$(date +%s)
 el() { echo "$(($(date +%s) - T0))s"; }
 refused=0
+# shellcheck source=../../hack/lock.bash
+source "$(dirname "$0")/../../hack/lock.bash"
 
 # spec KEY: sets MOD VER PKG BIN, CRDS and RBAC (globs inside the module: the CRDs, the controller's roles)
 # and WEBHOOK (the operator's own ValidatingWebhookConfiguration) for KEY
@@ -123,10 +125,7 @@ build_maven() { # KEY OUT: the CRDs inside the operator's API jar
 
 for key in "$@"; do
   out=$DIR/$key
-  # One build of a key at a time (make test builds the tools in the background, hack/prebuild.sh): a second
-  # caller waits, then finds it built.
-  exec 9> "$out.lock"
-  flock -w 1200 9 || { echo "another build holds $out.lock for over 20 minutes" >&2; exit 1; }
+  lock "$out.lock" 1200 # one build of a key at a time: a second caller waits, then finds it built
   if [ -f "$out/.complete" ] || { [ "${CRDS_ONLY:-0}" = 1 ] && [ -f "$out/.crds" ]; }; then
     echo "$key: cached in $out ($(contents "$out"))"
     continue
