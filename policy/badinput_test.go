@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/seed-a6d343df/yunikorn-user-info-policy/policy/internal/walk"
 )
 
 func TestOperations_DeleteAndConnectAreAcceptedWhateverElseIsMissing(t *testing.T) {
@@ -160,5 +162,14 @@ func TestResponse_Shape(t *testing.T) {
 	got := string(validate([]byte(`{"request":{}}`), logger))
 	if got != `{"accepted":false,"message":"request.operation is missing","code":400}` {
 		t.Fatalf("reject: %s", got)
+	}
+}
+
+// Every fault a walk reports is worded: an empty text would read as no problem.
+func TestBadInput_EveryWalkFaultIsWorded(t *testing.T) {
+	for f := walk.DuplicateKey; f <= walk.NotIndexed; f++ {
+		if text := walkProblemText(walk.Problem{Fault: f, At: "request.object.spec", Key: "k"}, "Deployment"); text == "" {
+			t.Errorf("fault %d has no text", f)
+		}
 	}
 }

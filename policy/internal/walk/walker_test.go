@@ -34,3 +34,14 @@ func TestWalk_ARiderCountsItsOwnMaps(t *testing.T) {
 		}
 	}
 }
+
+// A value outside the document the walker's index holds is a fault of its own, never walked as if it named
+// nothing.
+func TestWalk_AValueOutsideTheIndexIsAFault(t *testing.T) {
+	p, _ := Parse("spec.items[*].annotations", false, false)
+	doc := `{"spec":{"items":[{"annotations":{}}]}}`
+	w := Walker{Index: rawjson.Parse(`{}`), Field: "request.object", Entry: annotationKey}
+	if got := w.WalkAll(rawjson.Root(doc), []Path{p}); got.Fault != NotIndexed {
+		t.Fatalf("walked over a document the index does not hold: %+v, want fault NotIndexed", got)
+	}
+}
