@@ -1,10 +1,11 @@
 #!/usr/bin/env bats
 # native.bats: the policy against the strongest native version of it we could write (test/native: Mutating- and
 # ValidatingAdmissionPolicies, CEL in the API server, no webhook). Every case of test/native/cases.json (the e2e
-# corpus the API server can carry, and the rules' edges) is sent twice through the same API server: into a
-# namespace the policy's webhook covers and into one the native policies cover; what each stored is compared
-# (test/native/table.sh) and the table by rule must be the one docs/native-comparison.md carries.
-# run.sh runs it after cluster.bats; state in $RUN/native.
+# corpus and of the demo the API server can carry, and the rules' edges) is sent twice through the same API server:
+# into a namespace the policy's webhook covers and into one the native policies cover; what each stored is compared
+# (test/native/table.sh) and the table by rule must be the one docs/native-comparison.md carries. A case that names
+# other settings (the demo's: reject, kubeflow-training, argo-workflows, kuberay) goes into namespaces of those settings: a
+# webhook of their own and the native policies bound to them. run.sh runs it after cluster.bats; state in $RUN/native.
 bats_require_minimum_version 1.5.0
 
 NATIVE=$BATS_TEST_DIRNAME/../native
@@ -13,6 +14,15 @@ POLICIES=${NATIVE_POLICIES:-$NATIVE/policies.yaml}
 W_NS=native-cmp-webhook
 N_NS=native-cmp-native
 NATIVE_LABEL=yunikorn-user-info-native=enabled
+# The other settings cases name (cases.json "settings", as testdata/tour.json names them). Each has a webhook of its
+# own, `kwhost serve` on WEBHOOK_PORT+6, +7, ... (native-cost.bats holds +4 and +5) registered for the namespaces
+# labelled SET_LABEL=SET, and native policies bound to the namespaces labelled yunikorn-user-info-native=SET.
+SETS=(reject kubeflow-training argo-workflows kuberay)
+SET_LABEL=yunikorn-user-info-native-cmp
+# Those webhooks live at most this long (timeout(1)), should the run be killed before its teardown: run.sh gives the
+# whole bats run 1,200 s.
+SET_LIFETIME=1300
+ROOT=$BATS_TEST_DIRNAME/../..
 
 setup() {
   load lib
@@ -38,23 +48,87 @@ native_live() {
       --annotations="$ANNOTATION={\"user\":\"\"}" > /dev/null 2>&1
 }
 
-# apply_native FILE: the native policies of FILE, live in $N_NS
+# set_ns SIDE SET: the namespace of a side (webhook or native) for a case's settings ("" for the comparison's own)
+set_ns() {
+  if [ -z "$2" ]; then
+    if [ "$1" = webhook ]; then echo "$W_NS"; else echo "$N_NS"; fi
+  else
+    echo "native-cmp-$1-$2"
+  fi
+}
+
+# dry_run USER NS JSON: the object USER would create in NS now (server-side dry run), or nothing when refused
+dry_run() { kc "$1" -n "$2" create --dry-run=server -f - -o json <<< "$3" 2> /dev/null; }
+
+# set_live SET: the native policies of SET act in its namespace: they stamp alice's object and refuse bob's forgery
+set_live() {
+  local ns
+  ns=$(set_ns native "$1")
+  case $1 in
+    reject)
+      [ "$(probe_value alice "$ns")" = "$ALICE_VALUE" ] &&
+        [ -z "$(dry_run bob "$ns" "$(jq -nc --arg k "$ANNOTATION" --arg v "$ALICE_VALUE" --arg i "$IMAGE" '{apiVersion: "v1", kind: "Pod",
+          metadata: {name: "probe", annotations: {($k): $v}}, spec: {containers: [{name: "c", image: $i}]}}')")" ]
+      ;;
+    kubeflow-training)
+      dry_run alice "$ns" '{"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "probe"}, "spec": {"pytorchReplicaSpecs": {"Master": {"template": {}}}}}' |
+        jq -e --arg k "$ANNOTATION" --arg v "$ALICE_VALUE" '.spec.pytorchReplicaSpecs.Master.template.metadata.annotations[$k] == $v' > /dev/null &&
+        [ -z "$(dry_run bob "$ns" '{"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "probe"}, "spec": {"pytorchReplicaSpecs": {"Master": {"template": {"metadata": {"annotations": {"{{k}}": "x"}}}}}}}')" ]
+      ;;
+    argo-workflows)
+      dry_run alice "$ns" '{"apiVersion": "argoproj.io/v1alpha1", "kind": "Workflow", "metadata": {"name": "probe"}, "spec": {}}' |
+        jq -e --arg k "$ANNOTATION" --arg v "$ALICE_VALUE" '.spec.podMetadata.annotations[$k] == $v' > /dev/null &&
+        [ -z "$(dry_run bob "$ns" '{"apiVersion": "argoproj.io/v1alpha1", "kind": "WorkflowTemplate", "metadata": {"name": "probe"}, "spec": {"templates": [{"name": "t", "metadata": {"annotations": {"a": "yunikorn.apache.org/user.info"}}}]}}')" ]
+      ;;
+    kuberay)
+      dry_run alice "$ns" '{"apiVersion": "ray.io/v1", "kind": "RayCluster", "metadata": {"name": "probe"}, "spec": {"headGroupSpec": {"rayStartParams": {}, "template": {"spec": {"containers": [{"name": "ray-head", "image": "registry.invalid/ray:1"}]}}}}}' |
+        jq -e --arg k "$ANNOTATION" --arg v "$ALICE_VALUE" '.spec.headGroupSpec.template.metadata.annotations[$k] == $v' > /dev/null
+      ;;
+  esac
+}
+
+# apply_native FILE: the native policies of FILE, live in $N_NS and in every SET's namespace
 apply_native() {
+  local set
   kc admin apply -f "$1" > /dev/null
   wait_until 60 "the native policies to act in $N_NS" native_live
+  for set in "${SETS[@]}"; do wait_until 60 "the native policies of $set to act" set_live "$set"; done
   # the other bindings load with the same informers; give them a moment more
   sleep 2
 }
 
-# run_all MODE NS [ID...]: the cases (all of them by default) into NS, one JSON line each in $RUN/native/MODE.jsonl
+# start_set SET INDEX: SET's webhook: kwhost serve with its settings (the comparison's with onUntrustedAnnotation:
+# reject, or the example's of testdata/settings) and the rules of the examples it stands for, for SET's namespaces
+start_set() {
+  local set=$1 port=$((WEBHOOK_PORT + 6 + $2)) settings examples
+  if [ "$set" = reject ]; then
+    settings=$(webhook_settings | jq -c '.onUntrustedAnnotation = "reject"')
+    examples=$OPERATOR_EXAMPLES,$ROOT/examples/flink-operator.yaml
+  else
+    settings=$(jq -c . "$ROOT/testdata/settings/$set.json")
+    examples=$ROOT/examples/$set.yaml
+  fi
+  stop "native-$set"
+  start "native-$set" timeout "$SET_LIFETIME" "$KWHOST" serve --policy "$POLICY" --allow-unannotated --settings-json "$settings" \
+    --cert-file "$PKI/webhook.crt" --key-file "$PKI/webhook.key" --listen "127.0.0.1:$port"
+  wait_until 30 "kwhost serve on $port" curl -sf --max-time 2 --cacert "$PKI/ca.crt" "https://127.0.0.1:$port/healthz" ||
+    die_with_log "native-$set" "kwhost serve did not start"
+  "$WEBHOOKCONFIG" -name "yunikorn-user-info-native-$set" -metadata "$METADATA" -url "https://127.0.0.1:$port/validate/yunikorn-user-info" \
+    -ca-file "$PKI/ca.crt" -namespace-label "$SET_LABEL=$set" -match-conditions "$MATCH_CONDITIONS" -extra-rules "$examples" > "$RUN/native/webhook-$set.json"
+  kc admin apply -f "$RUN/native/webhook-$set.json" > /dev/null
+}
+
+# run_all MODE SIDE [ID...]: the cases (all of them by default) into SIDE's namespace for each case's settings (SIDE
+# webhook or native), one JSON line each in $RUN/native/MODE.jsonl
 run_all() {
-  local mode=$1 ns=$2 id
+  local mode=$1 side=$2 id
   shift 2
   local ids=("$@")
   [ ${#ids[@]} -gt 0 ] || mapfile -t ids < <(jq -r '.[].id' "$NATIVE/cases.json")
   : > "$RUN/native/$mode.jsonl"
   for id in "${ids[@]}"; do
-    run_case "$ns" "$id" | jq -c --arg m "$mode" '.mode = $m' >> "$RUN/native/$mode.jsonl"
+    run_case "$(set_ns "$side" "$(jq -r --arg id "$id" '.[] | select(.id == $id) | .settings // ""' "$NATIVE/cases.json")")" "$id" |
+      jq -c --arg m "$mode" '.mode = $m' >> "$RUN/native/$mode.jsonl"
   done
 }
 
@@ -87,34 +161,53 @@ setup_file() {
   verbs: ["*"]
 - apiGroups: [flink.apache.org]
   resources: [flinkdeployments]
+  verbs: ["*"]
+- apiGroups: [kubeflow.org]
+  resources: [pytorchjobs, tfjobs, mpijobs]
+  verbs: ["*"]
+- apiGroups: [argoproj.io]
+  resources: [workflows, cronworkflows, workflowtemplates]
   verbs: ["*"]' '- {apiGroup: rbac.authorization.k8s.io, kind: Group, name: system:authenticated}'
-  # The operators' CRDs (as cluster.bats's custom-resource scenario applies them, and a stand-in for Flink's) and
-  # the webhook's rules for them.
-  local crds=() c
-  IFS=, read -ra crds <<< "$CRDS,$NATIVE/flink-crd.yaml"
+  # The operators' CRDs (as cluster.bats's custom-resource scenario applies them, and stand-ins for Flink's,
+  # Kubeflow's and Argo's) and the webhook's rules for them.
+  local crds=() c i
+  IFS=, read -ra crds <<< "$CRDS,$NATIVE/flink-crd.yaml,$NATIVE/kubeflow-argo-crds.yaml"
   for c in "${crds[@]}"; do kc admin apply --server-side --force-conflicts -f "$c" > /dev/null; done
   kc admin wait --for=condition=Established --timeout=60s crd/sparkapplications.sparkoperator.k8s.io crd/rayclusters.ray.io \
-    crd/rayjobs.ray.io crd/flinkdeployments.flink.apache.org > /dev/null
+    crd/rayjobs.ray.io crd/flinkdeployments.flink.apache.org crd/pytorchjobs.kubeflow.org crd/tfjobs.kubeflow.org \
+    crd/mpijobs.kubeflow.org crd/workflows.argoproj.io crd/cronworkflows.argoproj.io crd/workflowtemplates.argoproj.io > /dev/null
   start_kwhost "$(webhook_settings)"
-  OPERATOR_EXAMPLES=$OPERATOR_EXAMPLES,$BATS_TEST_DIRNAME/../../examples/flink-operator.yaml register_webhook custom-resources
+  OPERATOR_EXAMPLES=$OPERATOR_EXAMPLES,$ROOT/examples/flink-operator.yaml register_webhook custom-resources
   cmp_namespace "$W_NS" "$NS_LABEL"
   cmp_namespace "$N_NS" "$NATIVE_LABEL"
+  for i in "${!SETS[@]}"; do
+    start_set "${SETS[$i]}" "$i"
+    cmp_namespace "$(set_ns webhook "${SETS[$i]}")" "$SET_LABEL=${SETS[$i]}"
+    cmp_namespace "$(set_ns native "${SETS[$i]}")" "yunikorn-user-info-native=${SETS[$i]}"
+  done
   wait_webhook "$W_NS"
+  for c in "${SETS[@]}"; do wait_webhook "$(set_ns webhook "$c")"; done
   apply_native "$POLICIES"
 }
 
 teardown_file() {
   load lib
   [ -f "$RUN/native/set-up" ] || return 0
+  local set
   kc admin delete -f "$POLICIES" --ignore-not-found > /dev/null 2>&1 || true
   kc admin delete namespace "$W_NS" "$N_NS" --wait=false > /dev/null 2>&1 || true
+  for set in "${SETS[@]}"; do
+    kc admin delete mutatingwebhookconfiguration "yunikorn-user-info-native-$set" --ignore-not-found > /dev/null 2>&1 || true
+    kc admin delete namespace "$(set_ns webhook "$set")" "$(set_ns native "$set")" --wait=false > /dev/null 2>&1 || true
+    stop "native-$set"
+  done
   start_kwhost '{}'
   register_webhook
 }
 
 @test "native: every case through the webhook and through the native policies; the table by rule" {
-  run_all webhook "$W_NS"
-  run_all native "$N_NS"
+  run_all webhook webhook
+  run_all native native
   "$NATIVE/table.sh" markdown "$RUN/native/webhook.jsonl" "$RUN/native/native.jsonl" | tee "$RUN/native/table.md"
   # every case ran on both sides, and none failed in its preparation
   [ "$(wc -l < "$RUN/native/webhook.jsonl")" -eq "$(jq length "$NATIVE/cases.json")" ]
@@ -131,6 +224,13 @@ teardown_file() {
   v pod-create-bob-forged | jq -e --arg b "$BOB_VALUE" '.accepted and (.view[0].value == $b) and (.warnings | length == 1)'
   v pod-update-annotation-change | jq -e '(.accepted | not) and (.message | test("cannot be changed once the pod exists"))'
   v binding-create-forged | jq -e '(.accepted | not) and (.message | startswith("a Binding cannot set"))'
+  # and with the other settings: reject refuses bob's forgery; Kubeflow's and Argo's maps are stamped, a templated key
+  # and a WorkflowTemplate naming the annotation refused
+  v pod-create-bob-forged-reject | jq -e '(.accepted | not) and (.message | test("user bob with groups \\[qa,system:authenticated\\] is not allowed to set"))'
+  v tfjob-create-bob-forged | jq -e --arg b "$BOB_VALUE" '.accepted and (.view | length == 2) and all(.view[]; .value == $b) and (.warnings | length == 1)'
+  v workflow-create-alice | jq -e --arg a "$ALICE_VALUE" '.accepted and any(.view[]; .path == "spec.podMetadata.annotations.yunikorn.apache.org/user.info" and .value == $a)'
+  v workflow-create-bob-templated-key | jq -e '(.accepted | not) and (.message | test("is not a valid annotation key"))'
+  v workflowtemplate-create-bob-forged | jq -e '(.accepted | not) and (.message | test("sets the yunikorn.apache.org/user.info annotation"))'
 }
 
 @test "native: docs/native-comparison.md carries this run's tables" {
@@ -146,11 +246,28 @@ teardown_file() {
   wait_until 60 "the Binding rule to be gone" bash -c "kubectl --kubeconfig='$RUN/admin.kubeconfig' -n $N_NS get pods > /dev/null && ! kubectl --kubeconfig='$RUN/admin.kubeconfig' get validatingadmissionpolicybinding native-user-info-binding > /dev/null 2>&1"
   sleep 3
   local ids=(binding-create-forged bindings-create-forged pod-update-annotation-change pod-status-bob-changes)
-  run_all broken "$N_NS" "${ids[@]}"
+  run_all broken native "${ids[@]}"
   jq -c 'select(.mode == "webhook")' "$RUN/native/webhook.jsonl" > "$RUN/native/webhook-subset.jsonl"
   run "$NATIVE/table.sh" markdown "$RUN/native/webhook-subset.jsonl" <(jq -c '.mode = "native"' "$RUN/native/broken.jsonl")
   echo "$output"
   kc admin apply -f "$POLICIES" > /dev/null
   [[ "$output" == *"| 5: the annotation of an existing pod never changes | admits a forged identity |"* ]]
   [[ "$output" == *"| 10: a Binding cannot carry the annotation | admits a forged identity |"* ]]
+}
+
+# The same for the other settings' policies: with the reject mode's validating policy and Argo's guard removed, bob's
+# forged pod in the reject namespace, his templated key and both WorkflowTemplates must get through (rules 1, 11, 13).
+@test "native: a reject-mode and an Argo policy broken on purpose show in the table" {
+  kc admin delete validatingadmissionpolicybinding native-user-info-pods-reject native-user-info-argo-guard > /dev/null
+  wait_until 60 "the reject and Argo rules to be gone" bash -c "! kubectl --kubeconfig='$RUN/admin.kubeconfig' get validatingadmissionpolicybinding native-user-info-pods-reject > /dev/null 2>&1 && ! kubectl --kubeconfig='$RUN/admin.kubeconfig' get validatingadmissionpolicybinding native-user-info-argo-guard > /dev/null 2>&1"
+  sleep 3
+  local ids=(pod-create-bob-forged-reject workflow-create-bob-templated-key workflowtemplate-create-bob-forged workflowtemplate-create-alice-identity)
+  run_all broken native "${ids[@]}"
+  jq -c 'select(.mode == "webhook")' "$RUN/native/webhook.jsonl" > "$RUN/native/webhook-subset.jsonl"
+  run "$NATIVE/table.sh" markdown "$RUN/native/webhook-subset.jsonl" <(jq -c '.mode = "native"' "$RUN/native/broken.jsonl")
+  echo "$output"
+  kc admin apply -f "$POLICIES" > /dev/null
+  [[ "$output" == *"| 1: a supplied value is kept only from a trusted requester | admits a forged identity |"* ]]
+  [[ "$output" == *"| 11: CREATE of a custom workload (Spark, Ray, Flink, Kubeflow, Argo) | admits a forged identity |"* ]]
+  [[ "$output" == *"| 13: guarded configuration maps (sparkConf, flinkConfiguration, Argo's WorkflowTemplate maps) | admits a forged identity |"* ]]
 }
