@@ -10,23 +10,28 @@ import (
 )
 
 // evaluator is kept from one evaluation to the next.
-var evaluator policy.Evaluator
+var evaluator *policy.Evaluator
 
 // reserved is the request size the storage is made for at start-up: a Pod or a workload is a few kilobytes.
 const reserved = 4096
 
 func main() {
-	evaluator.LogTo(policy.NewLogger(hostLog{}))
 	// policy never fails a call (docs/rules.md "Bad input").
 	wapcguest.Register(wapcguest.Functions{
-		"validate":          evaluator.Validate,
+		"validate":          validate,
 		"validate_settings": policy.ValidateSettings,
 		// The answer the SDK's protocol package registers.
 		"protocol_version": func([]byte) []byte { return []byte(`"` + constants.ProtocolVersion + `"`) },
 	})
-	// After Register: the reserved records start the heap page it leaves free (docs/runtime.md "Pages").
+	// After Register: the evaluator and its reserved records start the heap page it leaves free, which
+	// every request writes (docs/runtime.md "Pages").
+	evaluator = new(policy.Evaluator)
+	evaluator.LogTo(policy.NewLogger(hostLog{}))
 	evaluator.Reserve(reserved)
 }
+
+// validate is the "validate" operation: the evaluator, once main has made it.
+func validate(payload []byte) []byte { return evaluator.Validate(payload) }
 
 // hostLog sends each line the logger writes to the host, as the SDK's KubewardenLogWriter does but
 // without its buffer (docs/runtime.md "Pages").
