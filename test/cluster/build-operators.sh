@@ -10,8 +10,8 @@
 #   argo-v4.0.7               Go module github.com/argoproj/argo-workflows/v4         bin/workflow-controller, crds/
 #   training-operator-v1.9.3  Go module github.com/kubeflow/training-operator         bin/training-operator, crds/ (manifests/base/crds), webhook/
 #   spark-operator-v2.4.0     Go module github.com/kubeflow/spark-operator/v2         crds/ only (the operator submits through a JVM)
-#   flink-operator-1.13.0     Maven Central org.apache.flink:flink-kubernetes-operator-api, crds/ only (a Java
-#                             operator; the jar carries the CRDs its build generates, META-INF/fabric8)
+#   flink-operator-1.10.0     Maven Central org.apache.flink:flink-kubernetes-operator-api, crds/ only (a Java
+#                             operator; the jar carries the CRDs its build generates, META-INF/fabric8; Maven Central serves no later one here)
 #
 # A Go operator is built in a scratch module that requires it at that version and copies its go.mod's
 # replace directives (Argo v3 pins olekukonko/tablewriter v0.0.5 that way): a main package cannot be
