@@ -131,7 +131,7 @@ stop() {
 
 stop_all() {
   local c
-  for c in cost-kwhost cost-ps native-reject native-kubeflow-training native-argo-workflows native-kuberay nscopier guard guard-ps kw-kubelet kw-policy-server kw-policy-server-ps kw-controller kw-svcproxy operator argo yunikorn-admission yunikorn slowproxy kwhost kwhost-ps kube-controller-manager kube-apiserver etcd; do stop "$c"; done
+  for c in cost-kwhost cost-ps native-reject native-kubeflow-training native-argo-workflows native-kuberay native-external-submitters nscopier guard guard-ps kw-kubelet kw-policy-server kw-policy-server-ps kw-controller kw-svcproxy operator argo yunikorn-admission yunikorn slowproxy kwhost kwhost-ps kube-controller-manager kube-apiserver etcd; do stop "$c"; done
 }
 
 # die_with_log NAME MESSAGE: the last lines of a component's log, for a start-up that failed

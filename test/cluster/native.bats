@@ -4,8 +4,9 @@
 # corpus and of the demo the API server can carry, and the rules' edges) is sent twice through the same API server:
 # into a namespace the policy's webhook covers and into one the native policies cover; what each stored is compared
 # (test/native/table.sh) and the table by rule must be the one docs/native-comparison.md carries. A case that names
-# other settings (the demo's: reject, kubeflow-training, argo-workflows, kuberay) goes into namespaces of those settings: a
-# webhook of their own and the native policies bound to them. run.sh runs it after cluster.bats; state in $RUN/native.
+# other settings (the demo's: reject, kubeflow-training, argo-workflows, kuberay; and external-submitters, bypassAuth on)
+# goes into namespaces of those settings: a webhook of their own and the native policies bound to them. run.sh runs it
+# after cluster.bats; state in $RUN/native.
 bats_require_minimum_version 1.5.0
 
 NATIVE=$BATS_TEST_DIRNAME/../native
@@ -15,9 +16,9 @@ W_NS=native-cmp-webhook
 N_NS=native-cmp-native
 NATIVE_LABEL=yunikorn-user-info-native=enabled
 # The other settings cases name (cases.json "settings", as testdata/tour.json names them). Each has a webhook of its
-# own, `kwhost serve` on WEBHOOK_PORT+6, +7, ... (native-cost.bats holds +4 and +5) registered for the namespaces
+# own, `kwhost serve` on WEBHOOK_PORT+6 to +10 (native-cost.bats holds +4 and +5) registered for the namespaces
 # labelled SET_LABEL=SET, and native policies bound to the namespaces labelled yunikorn-user-info-native=SET.
-SETS=(reject kubeflow-training argo-workflows kuberay)
+SETS=(reject kubeflow-training argo-workflows kuberay external-submitters)
 SET_LABEL=yunikorn-user-info-native-cmp
 # Those webhooks live at most this long (timeout(1)), should the run be killed before its teardown: run.sh gives the
 # whole bats run 1,200 s.
@@ -57,12 +58,13 @@ set_ns() {
   fi
 }
 
-# dry_run USER NS JSON: the object USER would create in NS now (server-side dry run), or nothing when refused
-dry_run() { kc "$1" -n "$2" create --dry-run=server -f - -o json <<< "$3" 2> /dev/null; }
+# dry_run USER NS JSON [FLAG...]: the object USER would create in NS now (server-side dry run), or nothing when refused;
+# FLAGs go to kubectl (--as=NAME: admin impersonating NAME)
+dry_run() { kc "$1" "${@:4}" -n "$2" create --dry-run=server -f - -o json <<< "$3" 2> /dev/null; }
 
 # set_live SET: the native policies of SET act in its namespace: they stamp alice's object and refuse bob's forgery
 set_live() {
-  local ns
+  local ns pod
   ns=$(set_ns native "$1")
   case $1 in
     reject)
@@ -79,6 +81,18 @@ set_live() {
       dry_run alice "$ns" '{"apiVersion": "argoproj.io/v1alpha1", "kind": "Workflow", "metadata": {"name": "probe"}, "spec": {}}' |
         jq -e --arg k "$ANNOTATION" --arg v "$ALICE_VALUE" '.spec.podMetadata.annotations[$k] == $v' > /dev/null &&
         [ -z "$(dry_run bob "$ns" '{"apiVersion": "argoproj.io/v1alpha1", "kind": "WorkflowTemplate", "metadata": {"name": "probe"}, "spec": {"templates": [{"name": "t", "metadata": {"annotations": {"a": "yunikorn.apache.org/user.info"}}}]}}')" ]
+      ;;
+    external-submitters)
+      # and bob's forged value is replaced where the allow-listed service account's is kept, and that account's legacy
+      # label stands (rule 2)
+      pod=$(jq -nc --arg k "$ANNOTATION" --arg v "$ALICE_VALUE" --arg i "$IMAGE" '{apiVersion: "v1", kind: "Pod",
+        metadata: {name: "probe", annotations: {($k): $v}}, spec: {containers: [{name: "c", image: $i}]}}')
+      [ "$(probe_value alice "$ns")" = "$ALICE_VALUE" ] &&
+        dry_run bob "$ns" "$pod" | jq -e --arg k "$ANNOTATION" --arg v "$BOB_VALUE" '.metadata.annotations[$k] == $v' > /dev/null &&
+        dry_run admin "$ns" "$pod" --as=system:serviceaccount:airflow:airflow-scheduler |
+        jq -e --arg k "$ANNOTATION" --arg v "$ALICE_VALUE" '.metadata.annotations[$k] == $v' > /dev/null &&
+        dry_run admin "$ns" "$(jq -c --arg k "$ANNOTATION" 'del(.metadata.annotations[$k]) | .metadata.labels = {"yunikorn.apache.org/username": "alice"}' <<< "$pod")" \
+          --as=system:serviceaccount:airflow:airflow-scheduler | jq -e --arg k "$ANNOTATION" '.metadata.annotations[$k] == null' > /dev/null
       ;;
     kuberay)
       dry_run alice "$ns" '{"apiVersion": "ray.io/v1", "kind": "RayCluster", "metadata": {"name": "probe"}, "spec": {"headGroupSpec": {"rayStartParams": {}, "template": {"spec": {"containers": [{"name": "ray-head", "image": "registry.invalid/ray:1"}]}}}}}' |
@@ -98,16 +112,26 @@ apply_native() {
 }
 
 # start_set SET INDEX: SET's webhook: kwhost serve with its settings (the comparison's with onUntrustedAnnotation:
-# reject, or the example's of testdata/settings) and the rules of the examples it stands for, for SET's namespaces
+# reject, or the example's of testdata/settings or test/native) and the rules of the examples it stands for, for SET's
+# namespaces
 start_set() {
   local set=$1 port=$((WEBHOOK_PORT + 6 + $2)) settings examples
-  if [ "$set" = reject ]; then
-    settings=$(webhook_settings | jq -c '.onUntrustedAnnotation = "reject"')
-    examples=$OPERATOR_EXAMPLES,$ROOT/examples/flink-operator.yaml
-  else
-    settings=$(jq -c . "$ROOT/testdata/settings/$set.json")
-    examples=$ROOT/examples/$set.yaml
-  fi
+  case $set in
+    reject)
+      settings=$(webhook_settings | jq -c '.onUntrustedAnnotation = "reject"')
+      examples=$OPERATOR_EXAMPLES,$ROOT/examples/flink-operator.yaml
+      ;;
+    external-submitters)
+      # examples/external-submitters.yaml's settings (test/shipcheck holds the file to them); its rules are
+      # metadata.yml's, so no rules to add
+      settings=$(jq -c . "$NATIVE/external-submitters.json")
+      examples=
+      ;;
+    *)
+      settings=$(jq -c . "$ROOT/testdata/settings/$set.json")
+      examples=$ROOT/examples/$set.yaml
+      ;;
+  esac
   stop "native-$set"
   start "native-$set" timeout "$SET_LIFETIME" "$KWHOST" serve --policy "$POLICY" --allow-unannotated --settings-json "$settings" \
     --cert-file "$PKI/webhook.crt" --key-file "$PKI/webhook.key" --listen "127.0.0.1:$port"
@@ -231,6 +255,11 @@ teardown_file() {
   v workflow-create-alice | jq -e --arg a "$ALICE_VALUE" '.accepted and any(.view[]; .path == "spec.podMetadata.annotations.yunikorn.apache.org/user.info" and .value == $a)'
   v workflow-create-bob-templated-key | jq -e '(.accepted | not) and (.message | test("is not a valid annotation key"))'
   v workflowtemplate-create-bob-forged | jq -e '(.accepted | not) and (.message | test("sets the yunikorn.apache.org/user.info annotation"))'
+  # and with bypassAuth: the allow-listed account's value kept without a warning, its legacy label standing with one,
+  # bob's forgery replaced
+  v pod-create-external-user-keeps | jq -e --arg a "$ALICE_VALUE" '.accepted and any(.view[]; .key == "yunikorn.apache.org/user.info" and .value == $a) and (.warnings | length == 0)'
+  v pod-create-legacy-label-external | jq -e '.accepted and (.view | map(.key) == ["yunikorn.apache.org/username"]) and (.warnings[0] | test("label is deprecated"))'
+  v pod-create-bob-forged-external | jq -e --arg b "$BOB_VALUE" '.accepted and any(.view[]; .key == "yunikorn.apache.org/user.info" and .value == $b) and (.warnings | length == 1)'
 }
 
 @test "native: docs/native-comparison.md carries this run's tables" {
@@ -255,19 +284,31 @@ teardown_file() {
   [[ "$output" == *"| 10: a Binding cannot carry the annotation | admits a forged identity |"* ]]
 }
 
-# The same for the other settings' policies: with the reject mode's validating policy and Argo's guard removed, bob's
-# forged pod in the reject namespace, his templated key and both WorkflowTemplates must get through (rules 1, 11, 13).
-@test "native: a reject-mode and an Argo policy broken on purpose show in the table" {
+# unstamped USER NS: a pod USER would create in NS now carries no user.info
+unstamped() { [ -z "$(probe_value "$1" "$2")" ]; }
+
+# The same for the other settings' policies: with the reject mode's validating policy, Argo's guard and the external
+# submitters' Pod policy removed, bob's forged pod in the reject namespace, his templated key and both WorkflowTemplates
+# must get through (rules 1, 11, 13), and with bypassAuth on his forged pod and his legacy label (rules 1 and 2).
+@test "native: a reject-mode, an Argo and an external-submitters policy broken on purpose show in the table" {
   kc admin delete validatingadmissionpolicybinding native-user-info-pods-reject native-user-info-argo-guard > /dev/null
+  kc admin delete mutatingadmissionpolicybinding native-user-info-pods-external > /dev/null
   wait_until 60 "the reject and Argo rules to be gone" bash -c "! kubectl --kubeconfig='$RUN/admin.kubeconfig' get validatingadmissionpolicybinding native-user-info-pods-reject > /dev/null 2>&1 && ! kubectl --kubeconfig='$RUN/admin.kubeconfig' get validatingadmissionpolicybinding native-user-info-argo-guard > /dev/null 2>&1"
+  # bob's dry-run pod is no longer stamped there
+  wait_until 60 "the external submitters' Pod rule to be gone" unstamped bob "$(set_ns native external-submitters)"
   sleep 3
-  local ids=(pod-create-bob-forged-reject workflow-create-bob-templated-key workflowtemplate-create-bob-forged workflowtemplate-create-alice-identity)
+  local ids=(pod-create-bob-forged-reject workflow-create-bob-templated-key workflowtemplate-create-bob-forged workflowtemplate-create-alice-identity
+    pod-create-bob-forged-external pod-create-legacy-label-bob-external)
+  # the first test stored the last two (stamped): out of the way, so that they can be created again
+  kc admin -n "$(set_ns native external-submitters)" delete pod pod-create-bob-forged-external pod-create-legacy-label-bob-external --ignore-not-found --timeout=60s > /dev/null
   run_all broken native "${ids[@]}"
   jq -c 'select(.mode == "webhook")' "$RUN/native/webhook.jsonl" > "$RUN/native/webhook-subset.jsonl"
   run "$NATIVE/table.sh" markdown "$RUN/native/webhook-subset.jsonl" <(jq -c '.mode = "native"' "$RUN/native/broken.jsonl")
   echo "$output"
   kc admin apply -f "$POLICIES" > /dev/null
   [[ "$output" == *"| 1: a supplied value is kept only from a trusted requester | admits a forged identity |"* ]]
+  [[ "$output" == *"| 2: the legacy label (stands only with bypassAuth) | admits a forged identity |"* ]]
   [[ "$output" == *"| 11: CREATE of a custom workload (Spark, Ray, Flink, Kubeflow, Argo) | admits a forged identity |"* ]]
   [[ "$output" == *"| 13: guarded configuration maps (sparkConf, flinkConfiguration, Argo's WorkflowTemplate maps) | admits a forged identity |"* ]]
+  [[ "$output" == *"| pod-create-bob-forged-external | 1 | stored applicationId, user.info | stored applicationId, user.info | forged"* ]]
 }

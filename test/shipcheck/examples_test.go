@@ -93,7 +93,7 @@ type exampleCase struct {
 	want     settingsSummary
 	// trusted and untrusted are user names the example's systemUsers must and must not match.
 	trusted, untrusted []string
-	// settingsFile is the example's settings as the e2e tests read them (testdata/settings/).
+	// settingsFile is the example's settings as the e2e tests (testdata/settings/) or native.bats (test/native/) read them.
 	settingsFile string
 	// guards names the example this one guards: the same policy with mutating: false (TestExamples_TheGuard).
 	guards string
@@ -139,6 +139,8 @@ func exampleCases(t *testing.T) []exampleCase {
 			file: "external-submitters.yaml", wantMode: "protect",
 			want:    with(func(s *settingsSummary) { s.BypassAuth, s.ExternalUsers, s.ExternalGroups = true, 1, 1 }),
 			trusted: []string{scheduler},
+			// test/cluster/native.bats's external-submitters set reads these settings
+			settingsFile: "test/native/external-submitters.json",
 		},
 		{
 			file: "monitor.yaml", wantMode: "monitor",
